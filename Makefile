@@ -1,0 +1,35 @@
+# Two commands do all set-up: `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 5006
+
+.PHONY: run test install browser clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	# torch pinned to the CPU build that a GPU-less machine can install; a GPU box keeps its own.
+	$(BIN)/pip install -q "torch==2.13.0" || $(BIN)/pip install -q torch
+	$(BIN)/pip install -q -e ".[dev,llm,rl]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+# Debian's Chromium for the browser tests (never a downloaded browser build).
+browser:
+	@command -v chromium >/dev/null 2>&1 || ( (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 \
+	  || echo "chromium not installed: browser tests will be skipped" )
+
+run: $(STAMP)
+	$(BIN)/panel serve workbench/app.py --address $(HOST) --port $(PORT) --allow-websocket-origin=$(HOST):$(PORT) --show
+
+test: $(STAMP) browser
+	$(BIN)/python -m pytest -q
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,61 @@
+"""`workbench problems list|show|import`."""
+from __future__ import annotations
+
+import sys
+
+from workbench.commands.common import db_path, table
+from workbench.problems import get_problem, list_problems, load_dir
+
+
+def register(sub) -> None:
+    p = sub.add_parser("problems", help="list, show and import problems (KernelBench contract)",
+                       description="Browse the built-in problem library or import a directory "
+                       "in the KernelBench layout (levelN/NN_Name.py).")
+    ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
+
+    ls = ps.add_parser("list", help="list problems with level, category, dtype, FLOPs and bytes")
+    ls.add_argument("--level", type=int, help="only this level (1, 2 or 3)")
+    ls.add_argument("--tag", help="only problems with this category, tag or dtype")
+    ls.set_defaults(handler=_list)
+
+    sh = ps.add_parser("show", help="print one problem's metadata and source")
+    sh.add_argument("problem", help="id (L1/01_softmax) or name (01_softmax or softmax)")
+    sh.set_defaults(handler=_show)
+
+    im = ps.add_parser("import", help="import a KernelBench-layout directory into the database",
+                       description="Loads every levelN/*.py under PATH; a bad file is reported "
+                       "with what is wrong and the others still load.")
+    im.add_argument("path", help="directory holding level1/, level2/, ...")
+    im.set_defaults(handler=_import)
+
+
+def _list(args) -> int:
+    probs = list_problems(level=args.level, tag=args.tag)
+    rows = [{"id": p.id, "level": p.level, "category": p.category, "dtype": p.dtype,
+             "GFLOP": f"{p.flops / 1e9:.3g}", "MB": f"{p.bytes_moved / 1e6:.3g}"} for p in probs]
+    print(table(rows, ["id", "level", "category", "dtype", "GFLOP", "MB"]))
+    levels = sorted({p.level for p in probs})
+    print(f"\n{len(probs)} problems over levels {', '.join(map(str, levels))}")
+    return 0
+
+
+def _show(args) -> int:
+    p = get_problem(args.problem)
+    print(f"id:        {p.id}\nlevel:     {p.level}\ncategory:  {p.category}\ndtype:     {p.dtype}")
+    print(f"tags:      {', '.join(p.tags)}\nGFLOP:     {p.flops / 1e9:.4g}\nMB moved:  {p.bytes_moved / 1e6:.4g}")
+    print(f"\n{p.description}\n\n{p.source}")
+    return 0
+
+
+def _import(args) -> int:
+    def report(err):
+        print(f"skipped: {err}", file=sys.stderr)
+
+    problems, errors = load_dir(args.path, on_error=report)
+    from workbench.store import Store
+
+    with Store(db_path(args)) as store:
+        for p in problems:
+            store.put_problem(p)
+    print(f"imported {len(problems)} problems into {db_path(args)}; {len(errors)} file(s) skipped")
+    return 0 if problems else 1

@@ -1,0 +1,212 @@
+"""Load problem files (KernelBench contract) into `Problem` records and live modules."""
+from __future__ import annotations
+
+import ast
+import functools
+import re
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from workbench.errors import ProblemFileError
+from workbench.records import Problem
+
+LIBRARY_DIR = Path(__file__).parent / "library"
+_LEVEL_DIR = re.compile(r"^level(\d+)$")
+_REQUIRED = ("Model", "get_inputs", "get_init_inputs")
+
+
+@dataclass
+class LoadedProblem:
+    """A problem's module, imported. `sizes` are the module's size globals after overrides."""
+
+    name: str
+    module: types.ModuleType
+    sizes: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def Model(self) -> type:  # noqa: N802 - the contract's name
+        return self.module.Model
+
+    def get_inputs(self) -> list:
+        return list(self.module.get_inputs())
+
+    def get_init_inputs(self) -> list:
+        return list(self.module.get_init_inputs())
+
+    def flops(self) -> float:
+        f = getattr(self.module, "flops", None)
+        return float(f()) if callable(f) else 0.0
+
+    def bytes_moved(self) -> float:
+        f = getattr(self.module, "bytes_moved", None)
+        return float(f()) if callable(f) else 0.0
+
+
+def _check_contract(source: str, where: str) -> ast.Module:
+    try:
+        tree = ast.parse(source, filename=where)
+    except SyntaxError as e:
+        raise ProblemFileError(f"{where}: syntax error at line {e.lineno}: {e.msg}") from e
+    defined = set()
+    for node in tree.body:
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef)):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign):
+            for t in node.targets:
+                if isinstance(t, ast.Name):
+                    defined.add(t.id)
+    missing = [n for n in _REQUIRED if n not in defined]
+    if missing:
+        raise ProblemFileError(
+            f"{where}: missing {', '.join(missing)}; a problem file must define "
+            "`class Model(nn.Module)`, `get_inputs()` and `get_init_inputs()` (KernelBench contract)"
+        )
+    return tree
+
+
+def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None = None,
+                cpu: bool = False) -> LoadedProblem:
+    """Execute a problem source as a fresh module.
+
+    `sizes` overrides UPPERCASE size globals; `cpu=True` applies the file's own `CPU_SIZES`
+    (then `sizes` on top). Raises ProblemFileError naming `name` when the contract is broken
+    or the module fails to execute.
+    """
+    _check_contract(source, name)
+    mod_name = "_wb_problem_" + re.sub(r"\W", "_", name)
+    module = types.ModuleType(mod_name)
+    module.__file__ = f"<problem {name}>"
+    try:
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+    except Exception as e:  # noqa: BLE001 - any error in user code becomes a clear message
+        raise ProblemFileError(f"{name}: executing the file failed: {type(e).__name__}: {e}") from e
+    overrides: dict[str, Any] = {}
+    if cpu:
+        overrides.update(getattr(module, "CPU_SIZES", {}) or {})
+    overrides.update(sizes or {})
+    for k, v in overrides.items():
+        if k not in module.__dict__:
+            raise ProblemFileError(f"{name}: size override {k!r} is not a global of the file")
+        module.__dict__[k] = v
+    size_globals = {k: v for k, v in module.__dict__.items()
+                    if k.isupper() and isinstance(v, (int, float)) and not isinstance(v, bool)}
+    return LoadedProblem(name=name, module=module, sizes=size_globals)
+
+
+def _meta(tree: ast.Module, source: str) -> dict[str, Any]:
+    """Literal metadata globals and the module docstring, read without executing the file."""
+    meta: dict[str, Any] = {"description": (ast.get_docstring(tree) or "").strip()}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            key = node.targets[0].id
+            if key in ("CATEGORY", "DTYPE", "TAGS"):
+                try:
+                    meta[key] = ast.literal_eval(node.value)
+                except ValueError:
+                    pass
+    return meta
+
+
+def load_file(path: str | Path, level: int | None = None, origin: str = "builtin",
+              with_counts: bool = True) -> Problem:
+    """Read one problem file into a `Problem` record. Raises ProblemFileError naming the file."""
+    path = Path(path)
+    try:
+        source = path.read_text()
+    except OSError as e:
+        raise ProblemFileError(f"{path}: cannot read: {e}") from e
+    tree = _check_contract(source, str(path))
+    if level is None:
+        m = _LEVEL_DIR.match(path.parent.name)
+        level = int(m.group(1)) if m else 0
+    meta = _meta(tree, source)
+    flops = bytes_moved = 0.0
+    if with_counts and ("def flops" in source or "def bytes_moved" in source):
+        loaded = load_source(source, name=str(path))
+        flops, bytes_moved = loaded.flops(), loaded.bytes_moved()
+    tags = meta.get("TAGS", ())
+    if isinstance(tags, str):
+        tags = (tags,)
+    return Problem(
+        id=f"L{level}/{path.stem}",
+        level=level,
+        name=path.stem,
+        source=source,
+        description=meta["description"],
+        category=str(meta.get("CATEGORY", "")),
+        dtype=str(meta.get("DTYPE", "fp32")),
+        tags=tuple(str(t) for t in tags),
+        flops=flops,
+        bytes_moved=bytes_moved,
+        origin=origin,
+    )
+
+
+def load_dir(root: str | Path, origin: str | None = None,
+             on_error: Callable[[Exception], None] | None = None) -> tuple[list[Problem], list[ProblemFileError]]:
+    """Load every `levelN/*.py` under `root` (KernelBench layout).
+
+    One bad file never stops the others: its error is collected (and passed to `on_error`)
+    and loading goes on. Returns (problems sorted by id, errors).
+    """
+    root = Path(root)
+    if not root.is_dir():
+        raise ProblemFileError(f"{root}: not a directory; expected a folder holding level1/, level2/, ...")
+    level_dirs = sorted(p for p in root.iterdir() if p.is_dir() and _LEVEL_DIR.match(p.name))
+    if not level_dirs:
+        raise ProblemFileError(f"{root}: no levelN/ folders found (KernelBench layout: levelN/NN_Name.py)")
+    problems: list[Problem] = []
+    errors: list[ProblemFileError] = []
+    for d in level_dirs:
+        level = int(_LEVEL_DIR.match(d.name).group(1))  # type: ignore[union-attr]
+        for f in sorted(d.glob("*.py")):
+            if f.name.startswith("_"):
+                continue
+            try:
+                problems.append(load_file(f, level=level, origin=origin or str(root)))
+            except ProblemFileError as e:
+                errors.append(e)
+                if on_error:
+                    on_error(e)
+    return sorted(problems, key=_sort_key), errors
+
+
+def _sort_key(p: Problem):
+    return (p.level, p.name)
+
+
+@functools.lru_cache(maxsize=1)
+def builtin_problems() -> tuple[Problem, ...]:
+    """The built-in library. A broken built-in file is a bug: raise."""
+    problems, errors = load_dir(LIBRARY_DIR, origin="builtin")
+    if errors:
+        raise ProblemFileError("built-in problem library is broken:\n" + "\n".join(map(str, errors)))
+    return tuple(problems)
+
+
+def list_problems(level: int | None = None, tag: str | None = None,
+                  extra: Iterable[Problem] = ()) -> list[Problem]:
+    out = list(builtin_problems()) + list(extra)
+    if level is not None:
+        out = [p for p in out if p.level == level]
+    if tag is not None:
+        out = [p for p in out if tag == p.category or tag in p.tags or tag == p.dtype]
+    return out
+
+
+def get_problem(problem_id: str) -> Problem:
+    """A built-in problem by id ("L1/03_softmax") or by unique name ("03_softmax", "softmax")."""
+    probs = builtin_problems()
+    for p in probs:
+        if p.id == problem_id:
+            return p
+    matches = [p for p in probs if p.name == problem_id or p.name.split("_", 1)[-1] == problem_id]
+    if len(matches) == 1:
+        return matches[0]
+    if matches:
+        raise ProblemFileError(f"{problem_id!r} is ambiguous: {', '.join(p.id for p in matches)}")
+    raise ProblemFileError(f"no problem {problem_id!r}; `workbench problems list` shows the ids")
+
+
