@@ -11,6 +11,7 @@ from workbench.errors import WorkbenchError
 # Command groups, in the order `--help` lists them.
 COMMAND_MODULES = [
     "workbench.commands.problems",
+    "workbench.commands.db",
 ]
 
 

@@ -276,7 +276,9 @@ class Forecast(_Record):
         s = sum(p)
         if s <= 0:
             raise ValueError("probabilities sum to zero")
-        object.__setattr__(self, "probabilities", tuple(x / s for x in p))
+        if abs(s - 1.0) > 1e-9:  # idempotent: an already normalised vector is kept bit-exact
+            p = tuple(x / s for x in p)
+        object.__setattr__(self, "probabilities", p)
 
     @property
     def predicted_bin(self) -> int:

@@ -1,0 +1,128 @@
+"""Candidate inspector: side-by-side diff against the parent, the forecaster's reasoning,
+the forecast distribution against the measured bin, timing details, logs and lineage."""
+from __future__ import annotations
+
+import difflib
+import html
+from typing import Sequence
+
+import panel as pn
+import param
+from bokeh.models import ColumnDataSource
+from bokeh.plotting import figure
+
+from workbench import bins
+from workbench.records import Candidate, Forecast, Measurement
+
+
+def side_by_side_diff(parent_source: str | None, source: str, parent_label: str = "parent",
+                      label: str = "candidate") -> str:
+    """An HTML side-by-side diff with changed lines highlighted (no external assets)."""
+    if parent_source is None:
+        body = html.escape(source)
+        return f"<div class='wb-diff'><p><i>no parent: a seed candidate</i></p><pre>{body}</pre></div>"
+    table = difflib.HtmlDiff(wrapcolumn=80).make_table(
+        parent_source.splitlines(), source.splitlines(), parent_label, label, context=True, numlines=3)
+    style = ("<style>.wb-diff table{font-family:monospace;font-size:12px;border-collapse:collapse}"
+             ".wb-diff .diff_add{background:#d4f8d4}.wb-diff .diff_chg{background:#fff3b0}"
+             ".wb-diff .diff_sub{background:#fbd0d0}.wb-diff td{padding:0 4px}</style>")
+    return f"{style}<div class='wb-diff'>{table}</div>"
+
+
+def lineage(candidate: Candidate, lookup) -> list[Candidate]:
+    """Ancestors of `candidate`, nearest first (`lookup(id) -> Candidate | None`)."""
+    chain, seen = [], {candidate.id}
+    cur = candidate
+    while cur.parent_id and cur.parent_id not in seen:
+        parent = lookup(cur.parent_id)
+        if parent is None:
+            break
+        chain.append(parent)
+        seen.add(parent.id)
+        cur = parent
+    return chain
+
+
+def measurement_markdown(m: Measurement | None) -> str:
+    if m is None:
+        return "**not measured** (trusted forecast or still queued)"
+    lines = [f"**status** `{m.status.value}` on **{m.hardware_key}**"]
+    if m.reason:
+        lines.append(f"**reason** {m.reason}")
+    if m.ok:
+        lines.append(f"**speedup** {m.speedup:.3f}x (bin {bins.bin_number(m.speedup)}: "
+                     f"{bins.label(bins.bin_of(m.speedup))})")
+        lines.append(f"**reference** {m.reference_ms:.4f} ms [{m.reference_ci_low_ms:.4f}, "
+                     f"{m.reference_ci_high_ms:.4f}] over {m.reference_runs} runs")
+        lines.append(f"**candidate** {m.candidate_ms:.4f} ms [{m.candidate_ci_low_ms:.4f}, "
+                     f"{m.candidate_ci_high_ms:.4f}] over {m.candidate_runs} runs")
+    if m.compile_s is not None:
+        lines.append(f"**compile + check** {m.compile_s:.1f} s")
+    lines.append(f"**measured at** {m.measured_at}")
+    return "  \n".join(lines)
+
+
+class CandidateInspector(pn.viewable.Viewer):
+    """Shows one candidate. Set `candidate_id`; data come from `store`."""
+
+    candidate_id = param.String(default="", doc="candidate to show")
+    hardware_key = param.String(default="", doc="hardware whose measurement to show")
+
+    def __init__(self, store, **params):
+        super().__init__(**params)
+        self._store = store
+        self.title = pn.pane.Markdown("### Candidate inspector\nClick a candidate in a table.")
+        self.diff = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["wb-diff-pane"])
+        self.reasoning = pn.pane.Markdown("", css_classes=["wb-reasoning"], sizing_mode="stretch_width")
+        self.details = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.log = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self.lineage = pn.pane.Markdown("", sizing_mode="stretch_width")
+        self._dist = ColumnDataSource(data=dict(x=[], p=[], color=[]))
+        fig = figure(title="Forecast over bins (red: measured bin)", x_range=list(bins.LABELS),
+                     height=220, width=460, toolbar_location=None)
+        fig.vbar(x="x", top="p", width=0.8, color="color", source=self._dist)
+        fig.xaxis.major_label_orientation = 0.7
+        self.dist_pane = pn.pane.Bokeh(fig)
+        self._update()
+
+    @param.depends("candidate_id", "hardware_key", watch=True)
+    def _update(self) -> None:
+        if not self.candidate_id:
+            return
+        c = self._store.get_candidate(self.candidate_id)
+        if c is None:
+            self.title.object = f"### Candidate `{self.candidate_id}` not found"
+            return
+        parent = self._store.get_candidate(c.parent_id) if c.parent_id else None
+        m = self._store.get_measurement(c.id, self.hardware_key) if self.hardware_key else None
+        forecasts: Sequence[Forecast] = self._store.forecasts(candidate_ids=[c.id])
+        f = next((x for x in forecasts if x.hardware_key == self.hardware_key), None) \
+            or (forecasts[0] if forecasts else None)
+        self.title.object = (f"### Candidate `{c.id}`\n{c.problem_id} · backend {c.backend} · "
+                             f"generation {c.generation} · origin `{c.origin}`")
+        self.diff.object = side_by_side_diff(parent.source if parent else None, c.source,
+                                             parent_label=f"parent {parent.id}" if parent else "",
+                                             label=f"candidate {c.id}")
+        if f is None:
+            self.reasoning.object = "**No forecast** for this candidate."
+            self._dist.data = dict(x=[], p=[], color=[])
+        else:
+            self.reasoning.object = (f"**Forecaster** `{f.forecaster}` ({f.parse_status.value}, "
+                                     f"raw sum {f.raw_sum:.2f}, confidence {f.confidence:.2f})\n\n"
+                                     f"> {f.reasoning or '(no reasoning given)'}")
+            true_bin = m.bin if m is not None and m.ok else None
+            self._dist.data = dict(x=list(bins.LABELS), p=list(f.probabilities),
+                                   color=["#d62728" if i == true_bin else "#1f77b4"
+                                          for i in range(bins.N_BINS)])
+        self.details.object = measurement_markdown(m)
+        self.log.object = f"```\n{m.log[-4000:]}\n```" if m is not None and m.log else ""
+        chain = lineage(c, self._store.get_candidate)
+        self.lineage.object = "**lineage** " + (" ← ".join([f"`{c.id}`"] + [f"`{a.id}` ({a.origin})" for a in chain])
+                                                if chain else "seed (no parent)")
+
+    def __panel__(self):
+        return pn.Column(self.title, self.lineage,
+                         pn.Row(self.dist_pane, pn.Column(self.details, self.reasoning)),
+                         pn.pane.Markdown("#### Source diff against the parent"), self.diff,
+                         pn.pane.Markdown("#### Compile and run log"), self.log,
+                         sizing_mode="stretch_width")
