@@ -1,0 +1,82 @@
+"""Correctness of a candidate against the reference: tolerances and output comparison."""
+from __future__ import annotations
+
+from typing import Any
+
+# Per-dtype tolerances (atol, rtol). fp32 is strict so TF32 or bf16 shortcuts fail it; the
+# loose tolerance is used only to name the cause ("precision lowered") of an fp32 failure.
+TOLERANCES = {"float32": (1e-4, 1e-4), "float64": (1e-7, 1e-7), "bfloat16": (2e-2, 2e-2),
+              "float16": (1e-2, 1e-2)}
+LOOSE = (2e-2, 2e-2)
+
+
+def tolerance_for(dtype) -> tuple[float, float]:
+    return TOLERANCES.get(str(dtype).replace("torch.", ""), (1e-4, 1e-4))
+
+
+def _flatten(x: Any) -> list:
+    return list(x) if isinstance(x, (tuple, list)) else [x]
+
+
+def compare_outputs(out: Any, ref: Any, reduced_k: int = 1) -> tuple[bool, str]:
+    """(ok, reason). Checks type, count, shape, dtype, device, finiteness and values.
+
+    `reduced_k` scales the fp32 absolute tolerance for sums over long dimensions: a sum of k
+    float32 terms in another order differs by about sqrt(k) ulps.
+    """
+    import torch
+
+    outs, refs = _flatten(out), _flatten(ref)
+    if len(outs) != len(refs):
+        return False, f"returned {len(outs)} output(s), the reference returns {len(refs)}"
+    for i, (o, r) in enumerate(zip(outs, refs)):
+        tag = f"output {i}" if len(outs) > 1 else "output"
+        if not isinstance(r, torch.Tensor):
+            if o != r:
+                return False, f"{tag}: {o!r} != reference {r!r}"
+            continue
+        if not isinstance(o, torch.Tensor):
+            return False, f"{tag}: expected a tensor, got {type(o).__name__}"
+        if o.shape != r.shape:
+            return False, f"{tag}: shape {tuple(o.shape)} != reference {tuple(r.shape)}"
+        if o.dtype != r.dtype:
+            return False, f"{tag}: dtype {o.dtype} != reference {r.dtype}"
+        if o.device != r.device:
+            return False, f"{tag}: device {o.device} != reference {r.device}"
+        if o.is_floating_point():
+            bad = ~torch.isfinite(o)
+            if bool(bad.any()) and not bool((~torch.isfinite(r))[bad].all()):
+                return False, f"{tag}: {int(bad.sum())} NaN/Inf value(s) where the reference is finite"
+        atol, rtol = tolerance_for(o.dtype)
+        if o.dtype == torch.float32:
+            atol *= max(1.0, reduced_k ** 0.5 / 8)
+        of, rf = o.double(), r.double()
+        finite = torch.isfinite(rf)
+        diff = (of - rf).abs()
+        tol = atol + rtol * rf.abs()
+        viol = (diff > tol) & finite
+        if bool(viol.any()):
+            n = int(viol.sum())
+            worst = float(diff[finite].max())
+            msg = f"{tag}: {n} of {o.numel()} values out of tolerance (atol={atol:g}, rtol={rtol:g}); max abs diff {worst:.3g}"
+            if o.dtype == torch.float32 and not bool(((diff > LOOSE[0] + LOOSE[1] * rf.abs()) & finite).any()):
+                msg += "; passes only at a bf16/TF32 tolerance: precision was lowered"
+            return False, msg
+    return True, ""
+
+
+def same_tensors(a: Any, b: Any) -> bool:
+    """Exact equality of (possibly nested) tensors; used to detect mutated inputs."""
+    import torch
+
+    la, lb = _flatten(a), _flatten(b)
+    if len(la) != len(lb):
+        return False
+    for x, y in zip(la, lb):
+        if isinstance(x, torch.Tensor):
+            if not isinstance(y, torch.Tensor) or x.shape != y.shape or not torch.equal(x, y):
+                if not (x.is_floating_point() and torch.equal(torch.nan_to_num(x), torch.nan_to_num(y))):
+                    return False
+        elif x != y:
+            return False
+    return True

@@ -1,0 +1,239 @@
+"""Guards against kernels that cheat the measurement.
+
+Static checks read the candidate's source (AST); dynamic checks look at what the candidate
+did when it ran. Each finding is a short reason; any finding makes the measurement's status
+`cheat_suspected`. These are heuristics with tests for each pattern, not a proof: a
+determined adversary with arbitrary code execution can still fool an in-process check, which
+is why each candidate also runs in its own throw-away process.
+"""
+from __future__ import annotations
+
+import ast
+import threading
+from typing import Any, Iterable
+
+# Calls that only shape, allocate or move data: never "the reference's computation".
+_STRUCTURAL = {
+    "view", "reshape", "contiguous", "size", "dim", "numel", "stride", "permute", "transpose", "t",
+    "unsqueeze", "squeeze", "flatten", "expand", "expand_as", "to", "float", "half", "bfloat16",
+    "empty", "empty_like", "zeros", "zeros_like", "ones", "ones_like", "full", "full_like", "arange",
+    "cat", "stack", "split", "chunk", "narrow", "select", "clone", "copy_", "new_empty", "new_zeros",
+    "data_ptr", "is_contiguous", "item", "tolist", "type", "cuda", "cpu", "detach", "unbind",
+    "next_power_of_2", "cdiv", "len", "range", "min", "max", "int", "float", "tuple", "list", "getattr",
+    "super", "isinstance", "print", "Parameter", "view_as", "reshape_as", "as_strided",
+}
+_TORCH_ROOTS = {"torch", "F", "nn", "functional"}
+_FORBIDDEN_IMPORTS = {"threading", "multiprocessing", "concurrent", "asyncio", "subprocess",
+                      "inspect", "gc", "ctypes", "signal"}
+_PATCH_ROOTS = {"torch", "time", "triton", "builtins", "np", "numpy", "time_module"}
+_PRECISION_NAMES = {"allow_tf32", "set_float32_matmul_precision", "allow_bf16_reduced_precision_reduction",
+                    "allow_fp16_reduced_precision_reduction"}
+
+
+def _call_name(node: ast.Call) -> str | None:
+    f = node.func
+    if isinstance(f, ast.Attribute):
+        return f.attr
+    if isinstance(f, ast.Name):
+        return f.id
+    return None
+
+
+def _root(node: ast.AST) -> str | None:
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        node = node.value if not isinstance(node, ast.Call) else node.func
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _forward(tree: ast.Module, cls_name: str) -> ast.FunctionDef | None:
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == cls_name:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == "forward":
+                    return item
+    return None
+
+
+def _ops(fn: ast.AST | None) -> set[str]:
+    """Computational op names called in a function (torch functions, tensor methods, `@`)."""
+    ops: set[str] = set()
+    if fn is None:
+        return ops
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            name = _call_name(node)
+            if name and name not in _STRUCTURAL and not name.startswith("_"):
+                root = _root(node.func)
+                if root in _TORCH_ROOTS or isinstance(node.func, ast.Attribute):
+                    ops.add(name)
+        elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+            ops.add("matmul")
+    # Normalise aliases: x @ w, torch.mm, F.linear all compute a matmul.
+    alias = {"mm": "matmul", "bmm": "matmul", "linear": "matmul", "addmm": "matmul", "einsum": "matmul"}
+    return {alias.get(o, o) for o in ops}
+
+
+def _reference_main_ops(reference_source: str) -> set[str]:
+    try:
+        tree = ast.parse(reference_source)
+    except SyntaxError:
+        return set()
+    ops = _ops(_forward(tree, "Model"))
+    # Submodules called as self.conv(x) show up as their attribute names: map common layers.
+    return {o for o in ops if o not in {"forward"}}
+
+
+def static_findings(candidate_source: str, reference_source: str) -> list[str]:
+    """Reasons to suspect the candidate source of cheating (empty when none)."""
+    try:
+        tree = ast.parse(candidate_source)
+    except SyntaxError:
+        return []  # reported as a compile error elsewhere
+    found: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try):
+            found.append(f"try/except at line {node.lineno}: a fallback path can hide a failing kernel")
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+            for n in names:
+                if n.split(".")[0] in _FORBIDDEN_IMPORTS:
+                    found.append(f"imports {n} at line {node.lineno}: threads, processes, introspection "
+                                 "or signals are not allowed in a kernel")
+        elif isinstance(node, ast.Call):
+            name = _call_name(node)
+            root = _root(node.func)
+            if name in ("Stream", "stream", "ExternalStream") and root == "torch":
+                found.append(f"uses a CUDA stream at line {node.lineno}: work on a side stream escapes the timer")
+            if name in _PRECISION_NAMES:
+                found.append(f"changes matmul precision at line {node.lineno}")
+            if name in ("setattr", "__setattr__") and node.args and _root(node.args[0]) in _PATCH_ROOTS:
+                found.append(f"patches {ast.unparse(node.args[0])} at line {node.lineno}")
+            if name in ("_getframe", "get_objects", "__import__"):
+                found.append(f"introspection call {name} at line {node.lineno}")
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute):
+                    r = _root(t)
+                    if r in _PATCH_ROOTS:
+                        found.append(f"assigns to {ast.unparse(t)} at line {node.lineno}: patching "
+                                     "torch, timers or the runtime is not allowed")
+                    if t.attr in _PRECISION_NAMES:
+                        found.append(f"sets {t.attr} at line {node.lineno}: lowers matmul precision")
+        elif isinstance(node, ast.Subscript):
+            key = node.slice
+            for sub in ast.walk(key):
+                if isinstance(sub, ast.Call) and _call_name(sub) in ("data_ptr", "id"):
+                    found.append(f"indexes a cache by {_call_name(sub)}() at line {node.lineno}: "
+                                 "results keyed by pointer are reused across calls")
+                    break
+    ref_ops = _reference_main_ops(reference_source)
+    cand_ops = _ops(_forward(tree, "ModelNew"))
+    if ref_ops and ref_ops <= cand_ops:
+        found.append("ModelNew.forward calls every computational op of the reference "
+                     f"({', '.join(sorted(ref_ops))}): it re-runs PyTorch instead of a kernel")
+    return sorted(set(found))
+
+
+# --------------------------------------------------------------------------- dynamic
+_WATCHED = [
+    ("torch", "matmul"), ("torch", "allclose"), ("torch", "isclose"), ("torch", "equal"),
+    ("torch", "softmax"), ("torch", "empty"), ("torch", "randn"),
+    ("torch.cuda", "synchronize"), ("torch.cuda.Event", "elapsed_time"), ("torch.cuda.Event", "record"),
+    ("torch.Tensor", "__eq__"), ("torch.Tensor", "clone"), ("torch.Tensor", "__sub__"),
+    ("time", "perf_counter"), ("time", "time"),
+]
+
+
+def _resolve(path: str) -> Any:
+    import importlib
+
+    parts = path.split(".")
+    obj = importlib.import_module(parts[0])
+    for p in parts[1:]:
+        obj = getattr(obj, p)
+    return obj
+
+
+class RuntimeSnapshot:
+    """Identities of functions a cheat would patch, precision flags and the thread count."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.functions = {}
+        for mod, name in _WATCHED:
+            try:
+                self.functions[(mod, name)] = getattr(_resolve(mod), name)
+            except (AttributeError, ImportError):
+                continue
+        self.flags = {
+            "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+            "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+            "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        }
+        self.threads = threading.active_count()
+
+    def changes_since(self, before: "RuntimeSnapshot") -> list[str]:
+        out = []
+        for key, fn in before.functions.items():
+            if self.functions.get(key) is not fn:
+                out.append(f"{key[0]}.{key[1]} was replaced while the candidate ran")
+        for k, v in before.flags.items():
+            if self.flags.get(k) != v:
+                out.append(f"precision flag {k} changed from {v} to {self.flags.get(k)}")
+        if self.threads > before.threads:
+            out.append(f"{self.threads - before.threads} background thread(s) left running "
+                       "after the candidate returned")
+        return out
+
+
+def output_findings(out: Any, inputs: Iterable[Any], reference_outputs: Iterable[Any]) -> list[str]:
+    """Type, aliasing and degenerate-output checks on one candidate output."""
+    import torch
+
+    found = []
+    tensors = list(out) if isinstance(out, (tuple, list)) else [out]
+    for t in tensors:
+        if not isinstance(t, torch.Tensor):
+            continue
+        if type(t) is not torch.Tensor:
+            found.append(f"output is a {type(t).__name__}, a tensor subclass (lazy or deferred values)")
+            continue
+        if t.numel() == 0:
+            continue
+        lo, hi = _span(t)
+        for other in list(inputs) + list(reference_outputs):
+            if isinstance(other, torch.Tensor) and other.device == t.device and other.numel():
+                olo, ohi = _span(other)
+                if lo < ohi and olo < hi:
+                    found.append("output memory overlaps an input or the reference's output")
+                    break
+    return found
+
+
+def _span(t) -> tuple[int, int]:
+    st = t.untyped_storage()
+    return st.data_ptr(), st.data_ptr() + st.nbytes()
+
+
+def degenerate_finding(out, ref) -> str | None:
+    """A constant output where the reference is not constant passes loose tolerances only by luck."""
+    import torch
+
+    if not (isinstance(out, torch.Tensor) and isinstance(ref, torch.Tensor)) or out.numel() < 16:
+        return None
+    o, r = out.detach().float(), ref.detach().float()
+    if torch.all(o == o.reshape(-1)[0]) and not torch.all(r == r.reshape(-1)[0]):
+        return "output is constant while the reference's is not"
+    return None
+
+
+def roofline_finding(candidate_ms: float, floor_ms: float | None, slack: float = 0.8) -> str | None:
+    """A time under the analytic roofline floor is physically implausible."""
+    if floor_ms is None or candidate_ms <= 0:
+        return None
+    if candidate_ms < slack * floor_ms:
+        return (f"candidate ran in {candidate_ms:.4f} ms, under the roofline floor of {floor_ms:.4f} ms "
+                "for the problem's minimum bytes and FLOPs: the work was not done (or not timed)")
+    return None

@@ -1,0 +1,132 @@
+"""Run one measurement job in a fresh subprocess and turn whatever happens into a Measurement.
+
+What this protects against: a candidate that segfaults, hits an illegal address (sticky CUDA
+error), hangs, exhausts memory, calls exit, floods stdout, or leaves threads behind costs
+only its own process; the parent kills the whole process group on timeout and records the
+status with the tail of the log.
+
+What it does NOT protect against: code that deliberately attacks the host (it runs as the
+same user, with the same file system and network as the parent), reads other candidates'
+files in the cache, or exhausts GPU memory of other processes on the same GPU faster than
+the per-process memory fraction applies. Run untrusted model output in a container or VM.
+"""
+from __future__ import annotations
+
+import json
+import os
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from workbench.execution.compile_cache import cache_env
+from workbench.records import Candidate, Hardware, Measurement, Problem, Status
+
+LOG_TAIL_CHARS = 8000
+MAX_LOG_BYTES = 64 * 2**20          # a flood beyond this kills the worker (RLIMIT_FSIZE)
+
+
+def _preexec(cpu_mem_bytes: int | None):
+    def fn():
+        os.setsid()  # own process group: a timeout kills the worker and all its children
+        resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_LOG_BYTES, MAX_LOG_BYTES))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        if cpu_mem_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (cpu_mem_bytes, cpu_mem_bytes))
+    return fn
+
+
+def _tail(path: Path) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(0, size - LOG_TAIL_CHARS))
+            text = fh.read().decode("utf-8", "replace")
+        return ("[... truncated ...]\n" if size > LOG_TAIL_CHARS else "") + text
+    except OSError:
+        return ""
+
+
+def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *,
+                   device: str = "cuda", gpu_index: int | None = None, timeout_s: float = 300.0,
+                   cpu_mem_bytes: int | None = None, lock_path: str | None = None,
+                   roofline_floor_ms: float | None = None, options: dict | None = None,
+                   cache_root: str | Path | None = None) -> Measurement:
+    """Measure one candidate in a new worker process; never raises for a bad candidate."""
+    with tempfile.TemporaryDirectory(prefix="wb_job_") as tmp:
+        work = Path(tmp)
+        job = {"problem": problem.to_dict(), "candidate": candidate.to_dict(), "device": device,
+               "workdir": str(work), "lock_path": lock_path, "roofline_floor_ms": roofline_floor_ms,
+               **(options or {})}
+        job_path, result_path, log_path = work / "job.json", work / "result.json", work / "log.txt"
+        job_path.write_text(json.dumps(job))
+        env = dict(os.environ)
+        env.update(cache_env(candidate, hardware, cache_root))
+        env["PYTHONUNBUFFERED"] = "1"
+        if device == "cpu":
+            env["TRITON_INTERPRET"] = "1"
+            env["CUDA_VISIBLE_DEVICES"] = ""
+        elif gpu_index is not None:
+            env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
+        root = str(Path(__file__).resolve().parents[2])
+        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        t0 = time.time()
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen([sys.executable, "-m", "workbench.execution.worker", str(job_path),
+                                     str(result_path)], stdout=log, stderr=subprocess.STDOUT,
+                                    stdin=subprocess.DEVNULL, cwd=str(work), env=env,
+                                    preexec_fn=_preexec(cpu_mem_bytes))
+            timed_out = False
+            try:
+                rc = proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                timed_out = True
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                rc = proc.wait()
+        elapsed = time.time() - t0
+        log_tail = _tail(log_path)
+        result = None
+        if result_path.exists():
+            try:
+                result = json.loads(result_path.read_text())
+            except json.JSONDecodeError:
+                result = None
+        # Kill anything the candidate left in the group (background processes).
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    base = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
+                hardware_fingerprint=hardware.fingerprint, hardware_json=json.dumps(hardware.to_dict()))
+    if timed_out:
+        return Measurement(status=Status.TIMEOUT, reason=f"no result within {timeout_s:.0f} s; worker killed",
+                           log=log_tail, compile_s=elapsed, **base)
+    if result is None:
+        if rc == -signal.SIGXFSZ or (rc is not None and rc < 0 and -rc == signal.SIGXFSZ):
+            why = f"output flood: the log passed {MAX_LOG_BYTES // 2**20} MiB and the worker was stopped"
+        elif rc is not None and rc < 0:
+            why = f"worker killed by signal {signal.Signals(-rc).name}"
+        else:
+            why = f"worker exited with code {rc} before reporting (exit() or a fatal error)"
+        return Measurement(status=Status.CRASHED, reason=why, log=log_tail, compile_s=elapsed, **base)
+    status = Status(result["status"])
+    if result.get("traceback"):
+        log_tail = (log_tail + "\n" + result["traceback"])[-LOG_TAIL_CHARS:]
+    if status is not Status.OK or "candidate" not in result:
+        return Measurement(status=status, reason=result.get("reason", ""), log=log_tail,
+                           compile_s=result.get("compile_s", elapsed), **base)
+    r, c = result["reference"], result["candidate"]
+    return Measurement(
+        status=Status.OK, reference_ms=r["median_ms"], reference_ci_low_ms=r["ci_low_ms"],
+        reference_ci_high_ms=r["ci_high_ms"], reference_runs=r["runs"], candidate_ms=c["median_ms"],
+        candidate_ci_low_ms=c["ci_low_ms"], candidate_ci_high_ms=c["ci_high_ms"], candidate_runs=c["runs"],
+        speedup=result["speedup"], compile_s=result.get("compile_s"),
+        reason=f"timing cv: reference {r['cv_pct']:.2f}%, candidate {c['cv_pct']:.2f}%",
+        log=log_tail, **base)
