@@ -1,0 +1,39 @@
+"""Mean over the first dimension (a column reduction) of a (8192, 8192) fp32 matrix -> (8192,).
+Strided access: the reduction runs across rows.
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+CATEGORY = "reduction"
+DTYPE = "fp32"
+TAGS = ('reduction', 'memory-bound')
+
+M, N = 8192, 8192
+CPU_SIZES = {"M": 33, "N": 301}
+
+
+def flops():
+    return M * N
+
+
+def bytes_moved():
+    return M * N * 4 + N * 4
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x.mean(dim=0)
+
+
+def get_inputs():
+    return [torch.randn(M, N)]
+
+
+def get_init_inputs():
+    return []

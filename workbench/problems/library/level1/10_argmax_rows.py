@@ -1,0 +1,38 @@
+"""Index of the maximum over the last dimension of a (8192, 8192) fp32 matrix -> int64 (8192,).
+"""
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+CATEGORY = "reduction"
+DTYPE = "fp32"
+TAGS = ('reduction', 'memory-bound')
+
+M, N = 8192, 8192
+CPU_SIZES = {"M": 33, "N": 301}
+
+
+def flops():
+    return M * N
+
+
+def bytes_moved():
+    return M * N * 4 + M * 8
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.argmax(x, dim=-1)
+
+
+def get_inputs():
+    return [torch.randn(M, N)]
+
+
+def get_init_inputs():
+    return []
