@@ -122,10 +122,9 @@ def load_file(path: str | Path, level: int | None = None, origin: str = "builtin
         m = _LEVEL_DIR.match(path.parent.name)
         level = int(m.group(1)) if m else 0
     meta = _meta(tree, source)
-    flops = bytes_moved = 0.0
-    if with_counts and ("def flops" in source or "def bytes_moved" in source):
-        loaded = load_source(source, name=str(path))
-        flops, bytes_moved = loaded.flops(), loaded.bytes_moved()
+    # Executing the file validates it (a file that raises on import is reported here, naming it).
+    loaded = load_source(source, name=str(path))
+    flops, bytes_moved = (loaded.flops(), loaded.bytes_moved()) if with_counts else (0.0, 0.0)
     tags = meta.get("TAGS", ())
     if isinstance(tags, str):
         tags = (tags,)
