@@ -12,6 +12,7 @@ from workbench.errors import WorkbenchError
 COMMAND_MODULES = [
     "workbench.commands.problems",
     "workbench.commands.db",
+    "workbench.commands.dataset",
 ]
 
 

@@ -225,3 +225,148 @@ def test_parquet_round_trip(tmp_path, store):
     assert other.measurements() == store.measurements()
     assert other.events(sid) == store.events(sid)
     assert other.problems() == store.problems()
+
+
+# --------------------------------------------------------------------------- more of the contract
+def _forecast(c, name="llm", hw="h100", probs=(0.05, 0.05, 0.1, 0.2, 0.3, 0.2, 0.05, 0.05)):
+    return Forecast(forecaster=name, candidate_id=c.id, problem_id=c.problem_id, hardware_key=hw,
+                    probabilities=probs, reasoning="memory bound", raw_sum=0.9)
+
+
+def test_query_filters(store):
+    a, b = _cand("a = 1\n"), _cand("b = 1\n", pid="L1/01_p")
+    store.put_candidates([a, b])
+    store.put_measurements([_meas(a, "h100"), _meas(a, "h200"), _meas(b, "h100", status=Status.INCORRECT)])
+    assert {m.hardware_key for m in store.measurements(problem_id="L1/00_p")} == {"h100", "h200"}
+    assert [m.candidate_id for m in store.measurements(hardware_key="h100", status=Status.INCORRECT)] == [b.id]
+    assert [m.hardware_key for m in store.measurements(candidate_ids=[a.id], hardware_key="h200")] == ["h200"]
+    assert store.measurements(candidate_ids=[]) == []
+    assert store.candidates(problem_id="L1/01_p") == [b]
+    assert store.candidates(origin_prefix="mutation:") == []
+    store.put_forecasts([_forecast(a), _forecast(a, "learned"), _forecast(b, hw="h200")])
+    assert {f.forecaster for f in store.forecasts(candidate_ids=[a.id])} == {"llm", "learned"}
+    assert [f.candidate_id for f in store.forecasts(problem_id="L1/01_p", hardware_key="h200")] == [b.id]
+    assert store.forecasts(forecaster="nobody") == []
+    assert store.forecasts(candidate_ids=[]) == []
+
+
+def test_forecast_upsert_replaces_and_keeps_tuples(store):
+    c = _cand()
+    store.put_forecast(_forecast(c))
+    newer = _forecast(c, probs=(0.0,) * 7 + (1.0,))
+    store.put_forecast(newer)
+    store.put_forecast(newer)
+    got = store.forecasts()
+    assert got == [newer] and isinstance(got[0].probabilities, tuple)
+    assert got[0].raw_sum == 0.9 and got[0].parse_status.value == "ok"
+
+
+def test_searches_listing_and_explicit_id(store):
+    assert store.searches() == []
+    a = store.create_search({"method": "baseline"}, search_id="run-a")
+    b = store.create_search({"method": "selective"})
+    assert a == "run-a" and [s["id"] for s in store.searches()] == [a, b]
+    assert store.get_search("nope") is None
+    assert store.events("nope") == []
+
+
+def test_context_manager_closes_and_reopens(tmp_path):
+    path = tmp_path / "db.sqlite"
+    with Store(path) as s:
+        s.put_problem(_problem())
+    with Store(path) as s:
+        assert s.counts()["problems"] == 1 and s.schema_version() == SCHEMA_VERSION
+
+
+def test_every_write_bumps_version_once(store):
+    c = _cand()
+    v = store.version()
+    store.put_candidate(c)
+    store.put_measurement(_meas(c))
+    store.put_forecast(_forecast(c))
+    sid = store.create_search({})
+    store.add_event(sid, "x", {})
+    assert store.version() == v + 5
+    assert store.get_candidate(c.id) == c and store.version() == v + 5  # reads do not bump
+
+
+def _event_writer(path, sid, n):
+    s = Store(path)
+    for i in range(n):
+        s.add_event(sid, "generated", {"pid": os.getpid(), "i": i})
+
+
+def test_events_from_threads_and_processes_get_unique_contiguous_seqs(tmp_path):
+    path = tmp_path / "db.sqlite"
+    store = Store(path)
+    sid = store.create_search({})
+    ctx = mp.get_context("spawn")
+    procs = [ctx.Process(target=_event_writer, args=(str(path), sid, 25)) for _ in range(2)]
+    for p in procs:
+        p.start()
+    threads = [threading.Thread(target=lambda: [store.add_event(sid, "t", {}) for _ in range(25)])
+               for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for p in procs:
+        p.join(timeout=120)
+        assert p.exitcode == 0
+    seqs = [e["seq"] for e in store.events(sid)]
+    assert seqs == list(range(1, 101))
+
+
+def test_parquet_round_trip_forecasts_searches_nulls_and_empty(tmp_path, store):
+    c = _cand()
+    store.put_candidate(c)
+    failed = Measurement(candidate_id=c.id, problem_id=c.problem_id, hardware_key="h100",
+                         status=Status.COMPILE_ERROR, reason="nvcc: error", log="x" * 10)
+    store.put_measurement(failed)  # speedup and times are None
+    store.put_forecast(_forecast(c))
+    sid = store.create_search({"nested": {"k": [1, 2]}})
+    store.set_search_state(sid, "running", step=3)
+    store.export_parquet(tmp_path / "pq")
+    other = Store(tmp_path / "other.sqlite")
+    other.import_parquet(tmp_path / "pq")
+    assert other.measurements() == [failed]
+    assert other.forecasts() == store.forecasts()
+    assert other.searches() == store.searches()
+    assert other.problems() == []  # the empty table round-trips as empty
+    v = other.version()
+    other.import_parquet(tmp_path / "pq")  # importing twice changes nothing but the counter
+    assert other.counts() == store.counts() and other.version() > v
+
+
+def test_import_parquet_errors_say_what_to_do(tmp_path, store):
+    with pytest.raises(StoreError, match="not a directory"):
+        store.import_parquet(tmp_path / "missing")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(StoreError, match="no table files"):
+        store.import_parquet(tmp_path / "empty")
+
+
+def test_db_cli_info_export_import(tmp_path, capsys):
+    from workbench.cli import main
+
+    src, dst = tmp_path / "a.sqlite", tmp_path / "b.sqlite"
+    with Store(src) as s:
+        c = _cand()
+        s.put_candidate(c)
+        s.put_measurement(_meas(c))
+    assert main(["--db", str(src), "db", "export", str(tmp_path / "out")]) == 0
+    assert main(["--db", str(dst), "db", "import", str(tmp_path / "out")]) == 0
+    assert main(["--db", str(dst), "db", "info"]) == 0
+    out = capsys.readouterr().out
+    assert f"schema version: {SCHEMA_VERSION}" in out and str(dst.resolve()) in out
+    assert "measurements    1" in out and "candidates      1" in out
+    with Store(dst) as s:
+        assert s.get_candidate(c.id) == c
+
+
+def test_search_columns_win_over_config_keys_and_ids_are_unique(store):
+    sid = store.create_search({"state": "bogus", "id": "bogus"}, search_id="s1")
+    assert store.get_search(sid)["state"] == "created" and store.get_search(sid)["id"] == "s1"
+    with pytest.raises(StoreError, match="exists already"):
+        store.create_search({}, search_id="s1")
+    assert len(store.searches()) == 1

@@ -8,21 +8,29 @@ from workbench.store import Store
 def register(sub) -> None:
     p = sub.add_parser("db", help="inspect, export and import the SQLite database",
                        description="The database holds problems, candidates, measurements, "
-                       "forecasts and searches (SQLite, WAL mode).")
+                       "forecasts and searches (SQLite, WAL mode). Choose it with --db or "
+                       "$WORKBENCH_DB (default ./workbench.sqlite).")
     ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
-    i = ps.add_parser("info", help="path, schema version and row counts")
+    i = ps.add_parser("info", help="path, schema version, version counter and row counts",
+                      description="Print the database path, its schema version, the write "
+                      "counter UIs poll, and the number of rows in every table.")
     i.set_defaults(handler=_info)
-    e = ps.add_parser("export", help="write every table to DIR/<table>.parquet")
-    e.add_argument("dir")
+    e = ps.add_parser("export", help="write every table to DIR/<table>.parquet",
+                      description="Write one zstd Parquet file per table into DIR; `db import DIR` "
+                      "into another database gives back the same records.")
+    e.add_argument("dir", help="output directory (created if missing)")
     e.set_defaults(handler=_export)
-    m = ps.add_parser("import", help="read DIR/<table>.parquet files written by `db export`")
-    m.add_argument("dir")
+    m = ps.add_parser("import", help="read DIR/<table>.parquet files written by `db export`",
+                      description="Upsert the tables found in DIR (files written by `db export`) "
+                      "into the database; rows with the same key are replaced.")
+    m.add_argument("dir", help="directory written by `workbench db export`")
     m.set_defaults(handler=_import)
 
 
 def _info(args) -> int:
     with Store(db_path(args)) as s:
-        print(f"path: {s.path}\nschema version: {s.schema_version()}\nversion counter: {s.version()}")
+        print(f"path: {s.path.resolve()}\nschema version: {s.schema_version()}\n"
+              f"version counter: {s.version()}")
         for t, n in s.counts().items():
             print(f"{t:15s} {n}")
     return 0

@@ -84,10 +84,30 @@ def _build(problem_mod, cand_mod, device, seed: int):
         new = cand_mod.ModelNew(*init)
     except Exception as e:  # noqa: BLE001
         raise Verdict("runtime_error", f"ModelNew(*get_init_inputs()) failed: {type(e).__name__}: {e}") from e
-    rs, ns = ref.state_dict(), new.state_dict()
-    if rs and set(rs) == set(ns) and all(rs[k].shape == ns[k].shape for k in rs):
-        new.load_state_dict(rs)
+    copy_state(ref, new)
     return ref.to(device).eval(), new.to(device).eval()
+
+
+def copy_state(ref, new) -> bool:
+    """Give ModelNew the reference's weights, by name.
+
+    When both modules have the same parameter and buffer names, each of ModelNew's tensors is
+    replaced by a copy of the reference's (shapes included: a candidate may create placeholders
+    when its __init__ cannot know the problem's sizes). Returns whether anything was copied.
+    """
+    import torch
+
+    rs, ns = ref.state_dict(), new.state_dict()
+    if not rs or set(rs) != set(ns):
+        return False
+    for name, value in rs.items():
+        owner_path, _, attr = name.rpartition(".")
+        owner = new.get_submodule(owner_path) if owner_path else new
+        if attr in owner._parameters:
+            owner._parameters[attr] = torch.nn.Parameter(value.detach().clone(), requires_grad=False)
+        else:
+            owner._buffers[attr] = value.detach().clone()
+    return True
 
 
 def _sync(device):

@@ -60,6 +60,11 @@ def _dumps(d: dict) -> str:
     return json.dumps(d, sort_keys=True, separators=(",", ":"))
 
 
+def _search_dict(row: tuple) -> dict:
+    """A search as a dict: its config and fields, then id, state and created_at (these win)."""
+    return {**json.loads(row[3]), "id": row[0], "state": row[1], "created_at": row[2]}
+
+
 class Store:
     """The workbench database. See workbench/store/API.md for the contract."""
 
@@ -269,19 +274,25 @@ class Store:
 
     # ------------------------------------------------------------------ searches
     def create_search(self, config: dict[str, Any], search_id: str | None = None) -> str:
+        """Record a new search in state "created"; its id is `search_id` or a fresh random one."""
         sid = search_id or uuid.uuid4().hex[:12]
-        self._write(lambda c: c.execute(
-            "INSERT INTO searches(id, state, created_at, data) VALUES (?,?,?,?)",
-            (sid, "created", now_iso(), _dumps(dict(config)))))
+
+        def fn(c):
+            if c.execute("SELECT 1 FROM searches WHERE id=?", (sid,)).fetchone():
+                raise StoreError(f"a search with id {sid!r} exists already; choose another id "
+                                 "or resume that search")
+            c.execute("INSERT INTO searches(id, state, created_at, data) VALUES (?,?,?,?)",
+                      (sid, "created", now_iso(), _dumps(dict(config))))
+        self._write(fn)
         return sid
 
     def get_search(self, search_id: str) -> dict | None:
         r = self._conn().execute("SELECT id, state, created_at, data FROM searches WHERE id=?",
                                  (search_id,)).fetchone()
-        return {"id": r[0], "state": r[1], "created_at": r[2], **json.loads(r[3])} if r else None
+        return _search_dict(r) if r else None
 
     def searches(self) -> list[dict]:
-        return [{"id": r[0], "state": r[1], "created_at": r[2], **json.loads(r[3])} for r in
+        return [_search_dict(r) for r in
                 self._conn().execute("SELECT id, state, created_at, data FROM searches ORDER BY rowid")]
 
     def set_search_state(self, search_id: str, state: str, **fields: Any) -> None:

@@ -1,0 +1,201 @@
+"""The LLM forecaster: a chat model behind an OpenAI-compatible server.
+
+One forecast = one prompt (see `workbench.forecast.prompts`) and, by default, one forced
+`submit_forecast` tool call. When the server rejects tools, or the model answers in text
+instead of calling the tool, the text is parsed by the fallback parser (parse status
+"fallback"); when the text is empty too, the question is asked again without tools.
+A server that cannot be reached, times out or keeps failing gives an abstention carrying
+the reason: one bad item never stops a batch. Forecasts are cached by (forecaster name,
+prompt hash); abstentions caused by the transport are not cached.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol, Sequence
+
+from workbench.errors import ConfigError
+from workbench.forecast.base import Forecaster
+from workbench.forecast.parsing import (FORCE_TOOL_CHOICE, SUBMIT_FORECAST_TOOL, TOOL_NAME,
+                                        ParsedAnswer, parse_answer)
+from workbench.forecast.prompts import (DEFAULT_MAX_SOURCE_CHARS, RELATIVE_TO, PromptSet,
+                                        prompt_hash)
+from workbench.llm import ChatClient, ChatResult, LLMError, LLMRequestError
+from workbench.records import Candidate, Forecast, Hardware, Problem
+
+
+class ForecastCache(Protocol):
+    """What the forecasters need from a cache: get/put by (forecaster name, prompt hash)."""
+
+    def get(self, forecaster: str, prompt_hash: str) -> Forecast | None: ...
+
+    def put(self, forecaster: str, prompt_hash: str, forecast: Forecast) -> None: ...
+
+
+class MemoryCache:
+    """A thread-safe in-process LRU cache of forecasts keyed by (forecaster, prompt hash)."""
+
+    def __init__(self, max_items: int = 10_000):
+        self.max_items = max_items
+        self._items: OrderedDict[tuple[str, str], Forecast] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, forecaster: str, prompt_hash: str) -> Forecast | None:
+        with self._lock:
+            f = self._items.get((forecaster, prompt_hash))
+            if f is not None:
+                self._items.move_to_end((forecaster, prompt_hash))
+            return f
+
+    def put(self, forecaster: str, prompt_hash: str, forecast: Forecast) -> None:
+        with self._lock:
+            self._items[(forecaster, prompt_hash)] = forecast
+            self._items.move_to_end((forecaster, prompt_hash))
+            while len(self._items) > self.max_items:
+                self._items.popitem(last=False)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+
+class PromptedForecaster(Forecaster):
+    """Shared machinery of forecasters driven by the prompt templates: build the prompt,
+    look up the cache, ask the model (`_ask`), store the answer.
+
+    Subclasses implement `_ask(messages) -> (ParsedAnswer, cost)` and may raise
+    `LLMError` for transport failures (turned into uncached abstentions).
+    """
+
+    name: str
+
+    def __init__(self, name: str, prompt: str | PromptSet = "default",
+                 max_source_chars: int = DEFAULT_MAX_SOURCE_CHARS,
+                 cache: ForecastCache | None = None):
+        self.name = name
+        self.prompts = prompt if isinstance(prompt, PromptSet) else PromptSet.load(prompt)
+        self.max_source_chars = max_source_chars
+        self.cache: ForecastCache = cache if cache is not None else MemoryCache()
+        self.calls = 0  # model calls made (cache hits do not count)
+        self._calls_lock = threading.Lock()
+
+    @property
+    def prompt_id(self) -> str:
+        return self.prompts.id
+
+    def _settings(self) -> dict[str, Any]:
+        """Generation settings that change the answer: part of the cache key."""
+        return {}
+
+    def messages(self, problem: Problem, candidate: Candidate, hardware: Hardware,
+                 parent: Candidate | None = None, relative_to: str = "reference") -> list[dict[str, str]]:
+        """The rendered chat messages for one forecast (useful to inspect or to train on)."""
+        return self.prompts.messages(problem, candidate, hardware, parent=parent,
+                                     relative_to=relative_to, max_source_chars=self.max_source_chars)
+
+    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
+                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
+        ids = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
+                   relative_to=relative_to)
+        messages = self.messages(problem, candidate, hardware, parent=parent,
+                                 relative_to=relative_to)
+        key = prompt_hash(messages, hardware_key=hardware.key, **self._settings())
+        hit = self.cache.get(self.name, key)
+        if hit is not None:
+            return hit.replace(**ids)
+        with self._calls_lock:
+            self.calls += 1
+        try:
+            parsed, cost = self._ask(messages)
+        except LLMError as e:
+            return Forecast.abstention(self.name, reason=f"no answer: {e}", **ids)
+        f = parsed.to_forecast(self.name, **ids, **cost)
+        self.cache.put(self.name, key, f)
+        return f
+
+    def _ask(self, messages: list[dict[str, str]]) -> tuple[ParsedAnswer, dict[str, Any]]:
+        raise NotImplementedError
+
+
+class LLMForecaster(PromptedForecaster):
+    """Forecasts with a chat model reached through `ChatClient`.
+
+    `name` defaults to "llm:<model>". `use_tools=False` skips the tool call and asks for a
+    JSON answer in text. `max_tokens` bounds each answer; `temperature` 0 is greedy.
+    `forecast_batch` runs items on threads; the client's `max_concurrency` bounds how many
+    requests are in flight.
+    """
+
+    def __init__(self, client: ChatClient, name: str | None = None,
+                 prompt: str | PromptSet = "default", use_tools: bool = True,
+                 max_tokens: int = 512, temperature: float = 0.0,
+                 max_source_chars: int = DEFAULT_MAX_SOURCE_CHARS,
+                 cache: ForecastCache | None = None):
+        super().__init__(name or f"llm:{client.model}", prompt=prompt,
+                         max_source_chars=max_source_chars, cache=cache)
+        self.client = client
+        self.use_tools = use_tools
+        self.max_tokens = max_tokens
+        self.temperature = temperature
+        self.tools_supported: bool | None = None  # learned from the server on first use
+
+    def _settings(self) -> dict[str, Any]:
+        return {"model": self.client.model, "tools": self.use_tools,
+                "max_tokens": self.max_tokens, "temperature": self.temperature}
+
+    def _ask(self, messages: list[dict[str, str]]) -> tuple[ParsedAnswer, dict[str, Any]]:
+        results: list[ChatResult] = []
+        parsed: ParsedAnswer | None = None
+        if self.use_tools and self.tools_supported is not False:
+            try:
+                r = self.client.chat(messages, tools=[SUBMIT_FORECAST_TOOL],
+                                     tool_choice=FORCE_TOOL_CHOICE, max_tokens=self.max_tokens,
+                                     temperature=self.temperature)
+            except LLMRequestError:
+                # The server rejects tools (or this tool schema): ask in text from now on.
+                self.tools_supported = False
+            else:
+                self.tools_supported = True
+                results.append(r)
+                args = next((c.arguments for c in r.tool_calls if c.name == TOOL_NAME), None)
+                if args is None and r.tool_calls:  # misnamed tool: still try its arguments
+                    args = r.tool_calls[0].arguments
+                if args is not None or r.text.strip():
+                    parsed = parse_answer(text=r.text, tool_arguments=args)
+        if parsed is None:
+            r = self.client.chat(messages, max_tokens=self.max_tokens,
+                                 temperature=self.temperature)
+            results.append(r)
+            parsed = parse_answer(text=r.text)
+        cost = {"prompt_tokens": sum(r.prompt_tokens for r in results),
+                "completion_tokens": sum(r.completion_tokens for r in results),
+                "seconds": sum(r.seconds for r in results)}
+        return parsed, cost
+
+    def forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware,
+                       relative_to: str = "reference",
+                       parents: Sequence[Candidate | None] | None = None) -> list[Forecast]:
+        """Forecasts for many items, concurrently, in input order; never raises per item."""
+        parents = list(parents) if parents is not None else [None] * len(items)
+        if len(parents) != len(items):
+            raise ConfigError(f"{len(items)} items but {len(parents)} parents: pass one "
+                              "parent (or None) per item")
+        if relative_to not in RELATIVE_TO:
+            raise ConfigError(f"relative_to must be one of {RELATIVE_TO}, got {relative_to!r}")
+        if relative_to == "parent" and any(p is None for p in parents):
+            raise ConfigError("relative_to='parent' needs a parent for every item: pass parents=")
+
+        def one(i: int) -> Forecast:
+            (problem, cand), parent = items[i], parents[i]
+            try:
+                return self.forecast(problem, cand, hardware, parent=parent, relative_to=relative_to)
+            except Exception as e:  # noqa: BLE001 - one bad item must not sink the batch
+                return Forecast.abstention(self.name, cand.id, problem.id, hardware.key,
+                                           reason=f"forecast failed: {type(e).__name__}: {e}",
+                                           relative_to=relative_to)
+
+        if len(items) <= 1:
+            return [one(i) for i in range(len(items))]
+        with ThreadPoolExecutor(max_workers=min(self.client.max_concurrency, len(items)),
+                                thread_name_prefix="llm-forecast") as pool:
+            return list(pool.map(one, range(len(items))))
