@@ -156,7 +156,9 @@ def load_shipped(directory: str | Path | None = None) -> RecordSet:
     """
     d = Path(directory) if directory is not None else DEFAULT_SHIPPED_DIR
     if not d.is_dir():
-        raise DatasetError(f"{d}: no such directory; shipped data lives in {DEFAULT_SHIPPED_DIR}")
+        raise DatasetError(f"{d}: no such directory; pass the directory that holds problems.parquet "
+                           "and kernels.parquet (write one from a database with "
+                           "`workbench dataset export-shipped DIR`)")
     pt, kt = _read(d / PROBLEMS_FILE), _read(d / KERNELS_FILE)
     _require(pt, PROBLEMS_SCHEMA, d / PROBLEMS_FILE)
     _require(kt, KERNELS_SCHEMA, d / KERNELS_FILE)

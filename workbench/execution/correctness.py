@@ -19,7 +19,7 @@ def _flatten(x: Any) -> list:
 
 
 def compare_outputs(out: Any, ref: Any, reduced_k: int = 1) -> tuple[bool, str]:
-    """(ok, reason). Checks type, count, shape, dtype, device, finiteness and values.
+    """(ok, reason). Checks type, count, shape, dtype, device, contiguity, finiteness and values.
 
     `reduced_k` scales the fp32 absolute tolerance for sums over long dimensions: a sum of k
     float32 terms in another order differs by about sqrt(k) ulps.
@@ -43,6 +43,8 @@ def compare_outputs(out: Any, ref: Any, reduced_k: int = 1) -> tuple[bool, str]:
             return False, f"{tag}: dtype {o.dtype} != reference {r.dtype}"
         if o.device != r.device:
             return False, f"{tag}: device {o.device} != reference {r.device}"
+        if r.is_contiguous() and not o.is_contiguous():
+            return False, f"{tag}: not contiguous (strides {o.stride()}) while the reference's output is"
         if o.is_floating_point():
             bad = ~torch.isfinite(o)
             if bool(bad.any()) and not bool((~torch.isfinite(r))[bad].all()):

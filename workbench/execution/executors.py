@@ -66,8 +66,10 @@ class LocalGPUExecutor(_PoolExecutor):
     each GPU is serialised by a file lock so two timings never share a GPU."""
 
     def __init__(self, gpus: Sequence[int] = (0,), workers: int | None = None, timeout_s: float = 300.0,
-                 memory_fraction: float | None = None, options: dict | None = None,
-                 cache_root: str | Path | None = None):
+                 run_timeout_s: float = 120.0, memory_fraction: float | None = None,
+                 options: dict | None = None, cache_root: str | Path | None = None):
+        """`timeout_s`: compile+correctness budget per candidate (CUDA C++: doubled);
+        `run_timeout_s`: timing budget once the GPU's lock is held; seconds."""
         if not gpus:
             raise ConfigError("LocalGPUExecutor needs at least one GPU index")
         self.gpus = list(gpus)
@@ -81,6 +83,7 @@ class LocalGPUExecutor(_PoolExecutor):
         per_gpu = max(1, workers // len(self.gpus))
         self._memory_fraction = memory_fraction if memory_fraction is not None else min(0.9, 0.9 / per_gpu * 2)
         self._timeout_s = timeout_s
+        self._run_timeout_s = run_timeout_s
         self._options = options or {}
         self._cache_root = cache_root
         self._lock_dir = tempfile.mkdtemp(prefix="wb_gpu_locks_")
@@ -93,6 +96,7 @@ class LocalGPUExecutor(_PoolExecutor):
         hw = self.hardware_by_gpu[gpu]
         timeout = self._timeout_s * (2 if candidate.backend == "cuda" else 1)
         return run_in_sandbox(problem, candidate, hw, device="cuda", gpu_index=gpu, timeout_s=timeout,
+                              run_timeout_s=self._run_timeout_s,
                               lock_path=os.path.join(self._lock_dir, f"gpu{gpu}.lock"),
                               roofline_floor_ms=roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved),
                               options={"gpu_memory_fraction": self._memory_fraction, **self._options},
@@ -106,9 +110,12 @@ class CPUExecutor(_PoolExecutor):
     data. CUDA C++ candidates cannot run here and are reported as runtime_error.
     """
 
-    def __init__(self, workers: int = 2, timeout_s: float = 120.0, cpu_mem_bytes: int = 6 * 2**30,
-                 options: dict | None = None, cache_root: str | Path | None = None):
+    def __init__(self, workers: int = 2, timeout_s: float = 120.0, run_timeout_s: float = 60.0,
+                 cpu_mem_bytes: int = 6 * 2**30, options: dict | None = None,
+                 cache_root: str | Path | None = None):
+        """Budgets in seconds (see LocalGPUExecutor); `cpu_mem_bytes` is each worker's RLIMIT_AS."""
         super().__init__(workers)
+        self._run_timeout_s = run_timeout_s
         self.hardware = cpu_hardware()
         self._timeout_s = timeout_s
         self._mem = cpu_mem_bytes
@@ -121,6 +128,7 @@ class CPUExecutor(_PoolExecutor):
                                status=Status.RUNTIME_ERROR, hardware_fingerprint=self.hardware.fingerprint,
                                reason="CUDA C++ candidates need a GPU; the CPU executor runs Triton and torch only")
         return run_in_sandbox(problem, candidate, self.hardware, device="cpu", timeout_s=self._timeout_s,
+                              run_timeout_s=self._run_timeout_s,
                               cpu_mem_bytes=self._mem, options=self._options, cache_root=self._cache_root)
 
 

@@ -24,8 +24,10 @@ _STRUCTURAL = {
 }
 _TORCH_ROOTS = {"torch", "F", "nn", "functional"}
 _FORBIDDEN_IMPORTS = {"threading", "multiprocessing", "concurrent", "asyncio", "subprocess",
-                      "inspect", "gc", "ctypes", "signal"}
-_PATCH_ROOTS = {"torch", "time", "triton", "builtins", "np", "numpy", "time_module"}
+                      "inspect", "gc", "ctypes", "signal", "importlib", "_thread"}
+_PATCH_ROOTS = {"torch", "time", "triton", "builtins", "__builtins__", "np", "numpy", "time_module"}
+# Ways to reach the reference module or its source from the candidate.
+_REFERENCE_PEEKS = {"modules", "_getframe", "get_objects", "getsource", "f_back", "f_globals"}
 _PRECISION_NAMES = {"allow_tf32", "set_float32_matmul_precision", "allow_bf16_reduced_precision_reduction",
                     "allow_fp16_reduced_precision_reduction"}
 
@@ -108,11 +110,23 @@ def static_findings(candidate_source: str, reference_source: str) -> list[str]:
                 found.append(f"changes matmul precision at line {node.lineno}")
             if name in ("setattr", "__setattr__") and node.args and _root(node.args[0]) in _PATCH_ROOTS:
                 found.append(f"patches {ast.unparse(node.args[0])} at line {node.lineno}")
-            if name in ("_getframe", "get_objects", "__import__"):
-                found.append(f"introspection call {name} at line {node.lineno}")
+            builtin_exec = isinstance(node.func, ast.Name) and name in ("exec", "eval", "compile")
+            if name in ("_getframe", "get_objects", "__import__", "import_module") or builtin_exec:
+                found.append(f"introspection or dynamic code ({name}) at line {node.lineno}")
+            if name == "open":
+                found.append(f"opens a file at line {node.lineno}: a kernel must not read the "
+                             "reference or any other file")
+        elif isinstance(node, ast.Attribute) and node.attr in _REFERENCE_PEEKS and _root(node) in ("sys", "inspect"):
+            found.append(f"reads {ast.unparse(node)} at line {node.lineno}: looking up other modules "
+                         "(the reference) is not allowed")
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and "_wb_problem_" in node.value:
+            found.append(f"names the reference module at line {node.lineno}")
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
+                if isinstance(t, ast.Subscript) and _root(t) in _PATCH_ROOTS | {"vars", "globals"}:
+                    found.append(f"assigns to {ast.unparse(t)} at line {node.lineno}: patching "
+                                 "torch, timers or builtins is not allowed")
                 if isinstance(t, ast.Attribute):
                     r = _root(t)
                     if r in _PATCH_ROOTS:
@@ -174,7 +188,9 @@ class RuntimeSnapshot:
         }
         self.threads = threading.active_count()
 
-    def changes_since(self, before: "RuntimeSnapshot") -> list[str]:
+    def changes_since(self, before: "RuntimeSnapshot", threads: bool = True) -> list[str]:
+        """What changed since `before`; `threads=False` ignores the thread count (compilers
+        may legitimately start worker threads while a candidate is imported and compiled)."""
         out = []
         for key, fn in before.functions.items():
             if self.functions.get(key) is not fn:
@@ -182,7 +198,7 @@ class RuntimeSnapshot:
         for k, v in before.flags.items():
             if self.flags.get(k) != v:
                 out.append(f"precision flag {k} changed from {v} to {self.flags.get(k)}")
-        if self.threads > before.threads:
+        if threads and self.threads > before.threads:
             out.append(f"{self.threads - before.threads} background thread(s) left running "
                        "after the candidate returned")
         return out

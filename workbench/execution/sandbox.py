@@ -51,12 +51,58 @@ def _tail(path: Path) -> str:
         return ""
 
 
+def _wait(proc: subprocess.Popen, phase_file: Path, timeout_s: float, run_timeout_s: float,
+          max_wait_s: float) -> str | None:
+    """Wait for the worker; kill its process group when a phase overruns its budget.
+
+    Phases (written by the worker to `phase_file`): compile+correctness (from start,
+    `timeout_s`), "waiting" for the GPU lock (no budget of its own, `max_wait_s` overall),
+    "timing" (`run_timeout_s` from the moment timing began). Returns None when the worker
+    ended by itself, else a sentence saying which budget ran out.
+    """
+    t0 = time.monotonic()
+    phase, phase_t = "", t0
+    while True:
+        try:
+            proc.wait(timeout=0.1)
+            return None
+        except subprocess.TimeoutExpired:
+            pass
+        now = time.monotonic()
+        try:
+            current = phase_file.read_text().strip()
+        except OSError:
+            current = ""
+        if current != phase:
+            phase, phase_t = current, now
+        why = None
+        if phase == "timing" and now - phase_t > run_timeout_s:
+            why = f"timing took longer than {run_timeout_s:.0f} s"
+        elif phase == "" and now - t0 > timeout_s:
+            why = f"compilation and correctness took longer than {timeout_s:.0f} s"
+        elif now - t0 > max_wait_s:
+            why = f"no result within {max_wait_s:.0f} s (including waiting for the GPU)"
+        if why:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            proc.wait()
+            return why
+
+
 def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *,
                    device: str = "cuda", gpu_index: int | None = None, timeout_s: float = 300.0,
+                   run_timeout_s: float = 120.0, max_wait_s: float = 3600.0,
                    cpu_mem_bytes: int | None = None, lock_path: str | None = None,
                    roofline_floor_ms: float | None = None, options: dict | None = None,
                    cache_root: str | Path | None = None) -> Measurement:
-    """Measure one candidate in a new worker process; never raises for a bad candidate."""
+    """Measure one candidate in a new worker process; never raises for a bad candidate.
+
+    `timeout_s` bounds compilation and correctness, `run_timeout_s` the timing phase (which
+    starts once the per-GPU lock at `lock_path` is held), `max_wait_s` the whole job. Times
+    in seconds. `cpu_mem_bytes` sets RLIMIT_AS (CPU runs only: it breaks CUDA).
+    """
     with tempfile.TemporaryDirectory(prefix="wb_job_") as tmp:
         work = Path(tmp)
         job = {"problem": problem.to_dict(), "candidate": candidate.to_dict(), "device": device,
@@ -80,18 +126,17 @@ def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *
                                      str(result_path)], stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, cwd=str(work), env=env,
                                     preexec_fn=_preexec(cpu_mem_bytes))
-            timed_out = False
-            try:
-                rc = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                timed_out = True
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-                rc = proc.wait()
+            timed_out = _wait(proc, work / "phase", timeout_s, run_timeout_s, max_wait_s)
+            rc = proc.returncode
         elapsed = time.time() - t0
         log_tail = _tail(log_path)
+        try:
+            flooded = log_path.stat().st_size >= MAX_LOG_BYTES
+        except OSError:
+            flooded = False
+        if flooded:
+            log_tail = (f"[output flood: the log reached {MAX_LOG_BYTES // 2**20} MiB; writes beyond "
+                        "that failed]\n" + log_tail)
         result = None
         if result_path.exists():
             try:
@@ -106,7 +151,7 @@ def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *
     base = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
                 hardware_fingerprint=hardware.fingerprint, hardware_json=json.dumps(hardware.to_dict()))
     if timed_out:
-        return Measurement(status=Status.TIMEOUT, reason=f"no result within {timeout_s:.0f} s; worker killed",
+        return Measurement(status=Status.TIMEOUT, reason=f"{timed_out}; worker killed",
                            log=log_tail, compile_s=elapsed, **base)
     if result is None:
         if rc == -signal.SIGXFSZ or (rc is not None and rc < 0 and -rc == signal.SIGXFSZ):
@@ -120,7 +165,10 @@ def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *
     if result.get("traceback"):
         log_tail = (log_tail + "\n" + result["traceback"])[-LOG_TAIL_CHARS:]
     if status is not Status.OK or "candidate" not in result:
-        return Measurement(status=status, reason=result.get("reason", ""), log=log_tail,
+        reason = result.get("reason", "")
+        if flooded and status is not Status.OK:
+            reason = f"output flood (log limit {MAX_LOG_BYTES // 2**20} MiB reached); {reason}"
+        return Measurement(status=status, reason=reason, log=log_tail,
                            compile_s=result.get("compile_s", elapsed), **base)
     r, c = result["reference"], result["candidate"]
     return Measurement(

@@ -137,55 +137,146 @@ def _run(model, inputs, device, what: str):
 
 
 def _poison(device, like) -> None:
-    """Allocate and free a NaN block of the output's size so a kernel that leaves elements
-    unwritten returns NaN garbage from the caching allocator instead of lucky zeros."""
+    """Fill freed memory with garbage so stale values cannot pass for results.
+
+    Allocates blocks of the size of each tensor in `like` (already freed by the caller),
+    fills them with NaN (floats) or a sentinel (integers) and frees them again. With the CUDA
+    caching allocator the next allocation of that size gets this block back, so a kernel that
+    leaves outputs unwritten (or "reuses" the reference's freed output) returns garbage.
+    """
     import torch
 
-    for t in (like if isinstance(like, (tuple, list)) else [like]):
-        if isinstance(t, torch.Tensor) and t.is_floating_point():
-            blk = torch.full_like(t, float("nan"))
-            del blk
+    for shape, dtype in like:
+        if dtype.is_floating_point:
+            blk = torch.full(shape, float("nan"), dtype=dtype, device=device)
+        else:
+            blk = torch.full(shape, 0x5A if dtype != torch.bool else 1, dtype=dtype, device=device)
+        del blk
+
+
+def _specs(out) -> list:
+    import torch
+
+    return [(t.shape, t.dtype) for t in correctness._flatten(out) if isinstance(t, torch.Tensor)]
+
+
+def _ptrs(out) -> set[int]:
+    import torch
+
+    return {t.untyped_storage().data_ptr() for t in correctness._flatten(out)
+            if isinstance(t, torch.Tensor) and t.numel()}
+
+
+def _nudged(inputs):
+    """A copy of `inputs` with one element of each float tensor changed (the last one).
+
+    A result cache keyed by a partial fingerprint of the input (a few elements, the pointer,
+    the shape) returns the previous result for it; an honest kernel computes the new answer.
+    """
+    import torch
+
+    out = _clone(inputs)
+    for t in correctness._flatten(out):
+        if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel():
+            t.view(-1)[-1] += 1.5
+    return out
+
+
+def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k: int, label: str) -> None:
+    import torch
+
+    torch.manual_seed(1000 + seed)
+    inputs = _to(problem_mod.get_inputs(), device)
+    pristine = _clone(inputs)
+    freed_ptrs: set[int] = set()
+    if not first:
+        # Candidate right after a reference run whose output was freed and poisoned.
+        probe = _run(ref, _clone(inputs), device, "reference")
+        specs, freed_ptrs = _specs(probe), _ptrs(probe)
+        del probe
+        _poison(device, specs)
+    before = guards.RuntimeSnapshot()
+    out = _run(new, inputs, device, f"candidate ({label}, seed {seed})")
+    changes = guards.RuntimeSnapshot().changes_since(before)
+    if changes:
+        raise Verdict("cheat_suspected", "; ".join(changes))
+    if not correctness.same_tensors(inputs, pristine):
+        raise Verdict("cheat_suspected", "the candidate modified its inputs in place")
+    ref_out = _run(ref, _clone(pristine), device, "reference")
+    found = guards.output_findings(out, inputs, correctness._flatten(ref_out))
+    if found:
+        raise Verdict("cheat_suspected", "; ".join(found))
+    ok, why = correctness.compare_outputs(out, ref_out, reduced_k)
+    if not ok:
+        deg = guards.degenerate_finding(out, ref_out)
+        if deg:
+            raise Verdict("cheat_suspected", f"{deg}; {label}, seed {seed}: {why}")
+        if freed_ptrs & _ptrs(out) and str(device).startswith("cuda"):
+            why += ("; the output sits in the reference's freed output memory and was not fully "
+                    "written (it relied on the reference's leftover values)")
+        raise Verdict("incorrect", f"{label}, seed {seed}: {why}")
+    stale = _clone(out)
+    del out
+    # Again, on inputs that differ from the last ones in one element, then on fresh inputs:
+    # a result cached across calls (by pointer, shape or a partial fingerprint) shows up here.
+    for what, nxt in (("one input element changed", _nudged(pristine)),
+                      ("fresh inputs", None)):
+        if nxt is None:
+            torch.manual_seed(5000 + seed)
+            nxt = _to(problem_mod.get_inputs(), device)
+        again = _run(new, _clone(nxt), device, f"candidate ({label}, {what})")
+        ref_again = _run(ref, nxt, device, "reference")
+        ok, why = correctness.compare_outputs(again, ref_again, reduced_k)
+        if not ok:
+            if correctness.same_tensors(again, stale):
+                raise Verdict("cheat_suspected", f"{label}, call with {what}: returned the previous "
+                              "call's result (results cached across calls)")
+            raise Verdict("incorrect", f"{label}, call with {what}: {why} (state kept between calls?)")
 
 
 def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, label: str) -> tuple[Any, Any]:
-    """Raise Verdict on any failure; return (ref_model, new_model) built at this size."""
+    """Raise Verdict on any failure; return (ref_model, new_model) built at this size.
+
+    The first seed runs the candidate before any reference call in this process; later seeds
+    run it right after a reference call whose output memory was freed and poisoned.
+    """
     ref, new = _build(problem_mod, cand_mod, device, seeds[0])
     for i, seed in enumerate(seeds):
-        import torch
-
-        torch.manual_seed(1000 + seed)
-        inputs = _to(problem_mod.get_inputs(), device)
-        pristine = _clone(inputs)
-        before = guards.RuntimeSnapshot()
-        if i == 0:
-            ref_probe = _run(ref, _clone(inputs), device, "reference")
-            _poison(device, ref_probe)
-            del ref_probe
-        out_first = _run(new, inputs, device, f"candidate ({label}, seed {seed})")
-        changes = guards.RuntimeSnapshot().changes_since(before)
-        if changes:
-            raise Verdict("cheat_suspected", "; ".join(changes))
-        if not correctness.same_tensors(inputs, pristine):
-            raise Verdict("cheat_suspected", "the candidate modified its inputs in place")
-        ref_out = _run(ref, _clone(pristine), device, "reference")
-        found = guards.output_findings(out_first, inputs, correctness._flatten(ref_out))
-        if found:
-            raise Verdict("cheat_suspected", "; ".join(found))
-        ok, why = correctness.compare_outputs(out_first, ref_out, reduced_k)
-        if not ok:
-            deg = guards.degenerate_finding(out_first, ref_out)
-            raise Verdict("cheat_suspected" if deg else "incorrect",
-                          (deg + "; " if deg else "") + f"{label}, seed {seed}: {why}")
-        # Candidate again after the reference, on fresh inputs: catches stale or cached results.
-        torch.manual_seed(5000 + seed)
-        inputs2 = _to(problem_mod.get_inputs(), device)
-        out_again = _run(new, _clone(inputs2), device, f"candidate ({label}, second call)")
-        ref_again = _run(ref, inputs2, device, "reference")
-        ok, why = correctness.compare_outputs(out_again, ref_again, reduced_k)
-        if not ok:
-            raise Verdict("incorrect", f"{label}, second call on new inputs: {why} "
-                          "(results cached across calls, or state kept between calls)")
+        _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label)
     return ref, new
+
+
+def perturbed_sizes(sizes: dict[str, Any]) -> dict[str, int]:
+    """A second shape near `sizes`: integer sizes >= 8 that are not powers of two grow by
+    about a third (powers of two and small sizes are often structural: head dim, patch)."""
+    out = {}
+    for k, v in sizes.items():
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 8 and v & (v - 1):
+            out[k] = v + max(2, v // 3)
+    return out
+
+
+def _second_shape(problem: dict, device: str):
+    """The problem module at a second shape, or None when there is none the reference accepts."""
+    import torch
+
+    if device != "cpu":
+        small = load_source(problem["source"], name=problem["id"], cpu=True)
+        base = load_source(problem["source"], name=problem["id"])
+        return small if small.sizes != base.sizes else None
+    cpu_sizes = load_source(problem["source"], name=problem["id"], cpu=True)
+    cpu_keys = getattr(cpu_sizes.module, "CPU_SIZES", {}) or {}
+    bumped = perturbed_sizes({k: cpu_sizes.sizes[k] for k in cpu_keys if k in cpu_sizes.sizes})
+    if not bumped:
+        return None
+    try:
+        other = load_source(problem["source"], name=problem["id"], sizes=bumped, cpu=True)
+        torch.manual_seed(0)
+        with torch.no_grad():
+            other.Model(*other.get_init_inputs())(*other.get_inputs())
+    except Exception:  # noqa: BLE001 - the reference does not support that shape: no second shape
+        return None
+    return other
 
 
 def run_job(job: dict) -> dict:
@@ -206,17 +297,21 @@ def run_job(job: dict) -> dict:
         frac = float(job.get("gpu_memory_fraction", 0.0))
         if frac > 0:
             torch.cuda.set_per_process_memory_fraction(frac)
+    baseline = guards.RuntimeSnapshot()
     cand_mod = _import_candidate(cand["source"], workdir, cand["id"])
+    changes = guards.RuntimeSnapshot().changes_since(baseline, threads=False)
+    if changes:
+        raise Verdict("cheat_suspected", "on import: " + "; ".join(changes))
 
     full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"))
     seeds = list(job.get("seeds", [0, 1, 2]))
     reduced_k = int(max(full.sizes.values(), default=1)) if full.sizes else 1
     ref, new = check_correctness(full.module, cand_mod, device, seeds, reduced_k, "full size")
-    if device != "cpu" and job.get("second_shape", True):
-        small = load_source(problem["source"], name=problem["id"], cpu=True)
-        if small.sizes and small.sizes != full.sizes:
-            check_correctness(small.module, cand_mod, device, seeds[:1],
-                              int(max(small.sizes.values(), default=1)), "second shape")
+    if job.get("second_shape", True):
+        other = _second_shape(problem, device)
+        if other is not None:
+            check_correctness(other.module, cand_mod, device, seeds[:1],
+                              int(max(other.sizes.values(), default=1)), "second shape")
     result["compile_s"] = round(time.time() - t_start, 3)
 
     if not job.get("time", True):
@@ -240,26 +335,40 @@ def run_job(job: dict) -> dict:
 
         flush = L2Flusher(torch.device(device))
         opts = job.get("timing", {})
+        _phase(workdir, "waiting")
         with _gpu_lock(job.get("lock_path")):
+            _phase(workdir, "timing")
             ref_stats = time_cuda(call(ref), input_sets, flush=flush, **opts)
             cand_stats = time_cuda(call(new), input_sets, flush=flush, **opts)
     else:
         from workbench.execution.timing import time_cpu
 
-        ref_stats = time_cpu(call(ref), input_sets)
-        cand_stats = time_cpu(call(new), input_sets)
+        opts = job.get("cpu_timing", {})
+        _phase(workdir, "timing")
+        ref_stats = time_cpu(call(ref), input_sets, **opts)
+        cand_stats = time_cpu(call(new), input_sets, **opts)
     changes = guards.RuntimeSnapshot().changes_since(before)
     if changes:
         raise Verdict("cheat_suspected", "during timing: " + "; ".join(changes))
+    if not (cand_stats.median_ms > 0 and math.isfinite(cand_stats.median_ms)):
+        raise Verdict("cheat_suspected", f"candidate time {cand_stats.median_ms!r} ms: the timer did not "
+                      "measure the candidate's work")
     result.update({
         "reference": ref_stats.to_dict(), "candidate": cand_stats.to_dict(),
-        "speedup": ref_stats.median_ms / cand_stats.median_ms if cand_stats.median_ms > 0 else math.inf,
+        "speedup": ref_stats.median_ms / cand_stats.median_ms,
     })
     floor = job.get("roofline_floor_ms")
     why = guards.roofline_finding(cand_stats.median_ms, floor)
     if why:
         raise Verdict("cheat_suspected", why)
     return result
+
+
+def _phase(workdir: Path, name: str) -> None:
+    """Tell the parent which timeout applies now ("waiting" for the GPU lock: none; "timing")."""
+    tmp = workdir / "phase.tmp"
+    tmp.write_text(name)
+    os.replace(tmp, workdir / "phase")
 
 
 @contextlib.contextmanager

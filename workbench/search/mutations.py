@@ -130,22 +130,55 @@ class _IntSite:
     value: int
 
 
-def _resolve_int(src: _Src, value: ast.AST, where: ast.AST) -> ast.Constant | None:
-    """The integer literal that `value` stands for: itself, or a single `name = <int>` assignment
-    in the enclosing function (then the module)."""
-    if isinstance(value, ast.Constant) and type(value.value) is int:
-        return value
-    if not isinstance(value, ast.Name):
-        return None
-    for scope in (src.enclosing_function(where), src.tree):
+def _is_int(node: ast.AST | None) -> bool:
+    return isinstance(node, ast.Constant) and type(node.value) is int
+
+
+def _resolve_int(src: _Src, value: ast.AST, where: ast.AST, depth: int = 0) -> list[ast.Constant]:
+    """The integer literals that `value` stands for: itself; a single `name = <int>` assignment in
+    the enclosing function (then the module); or, for a parameter of a launcher function, the
+    literals its callers pass (its default when no caller passes one)."""
+    if _is_int(value):
+        return [value]  # type: ignore[list-item]
+    if not isinstance(value, ast.Name) or depth > 2:
+        return []
+    func = src.enclosing_function(where)
+    if isinstance(func, ast.FunctionDef):
+        params = func.args.args + func.args.kwonlyargs
+        names = [a.arg for a in params]
+        if value.id in names:
+            return _resolve_param(src, func, value.id, depth)
+    for scope in (func, src.tree):
         found = [n.value for n in ast.walk(scope)
                  if isinstance(n, ast.Assign) and len(n.targets) == 1
                  and isinstance(n.targets[0], ast.Name) and n.targets[0].id == value.id]
-        if len(found) == 1 and isinstance(found[0], ast.Constant) and type(found[0].value) is int:
-            return found[0]
+        if len(found) == 1 and _is_int(found[0]):
+            return [found[0]]  # type: ignore[list-item]
         if found:
-            return None
-    return None
+            return []
+    return []
+
+
+def _resolve_param(src: _Src, func: ast.FunctionDef, param: str, depth: int) -> list[ast.Constant]:
+    pos = [a.arg for a in func.args.args]
+    out: list[ast.Constant] = []
+    defaulted = 0
+    calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and _dotted(n.func) == func.name]
+    for call in calls:
+        kw = next((k.value for k in call.keywords if k.arg == param), None)
+        if kw is None and param in pos and pos.index(param) < len(call.args):
+            kw = call.args[pos.index(param)]
+        if kw is None:
+            defaulted += 1
+            continue
+        out += _resolve_int(src, kw, call, depth + 1)
+    if defaulted or not calls:
+        n_def = len(func.args.defaults)
+        defaults = dict(zip(pos[len(pos) - n_def:], func.args.defaults))
+        defaults.update({a.arg: d for a, d in zip(func.args.kwonlyargs, func.args.kw_defaults) if d is not None})
+        if _is_int(defaults.get(param)):
+            out.append(defaults[param])  # type: ignore[arg-type]
+    return out
 
 
 def _int_sites(src: _Src, name_ok: Callable[[str], bool]) -> list[_IntSite]:
@@ -159,9 +192,9 @@ def _int_sites(src: _Src, name_ok: Callable[[str], bool]) -> list[_IntSite]:
         for name, value in pairs:
             if not name_ok(name):
                 continue
-            lit = _resolve_int(src, value, call)
-            if lit is not None and lit.value > 0:
-                sites[src.span(lit)] = _IntSite(name, lit, lit.value)
+            for lit in _resolve_int(src, value, call):
+                if lit.value > 0:
+                    sites[src.span(lit)] = _IntSite(name, lit, lit.value)
     return [sites[k] for k in sorted(sites)]
 
 

@@ -25,15 +25,16 @@ def bytes_moved():
 
 
 class Model(nn.Module):
-    def __init__(self):
+    def __init__(self, heads):
         super().__init__()
+        self.heads = heads
         self.qkv = nn.Linear(EMBED, 3 * EMBED).to(torch.bfloat16)
         self.proj = nn.Linear(EMBED, EMBED).to(torch.bfloat16)
 
     def forward(self, x):
         b, s, e = x.shape
-        d = e // HEADS
-        q, k, v = self.qkv(x).view(b, s, 3, HEADS, d).permute(2, 0, 3, 1, 4)
+        d = e // self.heads
+        q, k, v = self.qkv(x).view(b, s, 3, self.heads, d).permute(2, 0, 3, 1, 4)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(d)
         mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
         att = torch.softmax(att.float().masked_fill(mask, float("-inf")), dim=-1).to(x.dtype)
@@ -46,4 +47,4 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return []
+    return [HEADS]

@@ -24,8 +24,9 @@ def bytes_moved():
 
 
 class Model(nn.Module):
-    def __init__(self):
+    def __init__(self, heads):
         super().__init__()
+        self.heads = heads
         self.n1 = nn.Parameter(torch.ones(EMBED, dtype=torch.bfloat16))
         self.n2 = nn.Parameter(torch.ones(EMBED, dtype=torch.bfloat16))
         self.qkv = nn.Linear(EMBED, 3 * EMBED, bias=False).to(torch.bfloat16)
@@ -40,8 +41,8 @@ class Model(nn.Module):
 
     def forward(self, x):
         b, s, e = x.shape
-        d = e // HEADS
-        q, k, v = self.qkv(self._rms(x, self.n1)).view(b, s, 3, HEADS, d).permute(2, 0, 3, 1, 4)
+        d = e // self.heads
+        q, k, v = self.qkv(self._rms(x, self.n1)).view(b, s, 3, self.heads, d).permute(2, 0, 3, 1, 4)
         att = (q @ k.transpose(-1, -2)) / math.sqrt(d)
         mask = torch.ones(s, s, dtype=torch.bool, device=x.device).triu(1)
         att = torch.softmax(att.float().masked_fill(mask, float("-inf")), dim=-1).to(x.dtype)
@@ -54,4 +55,4 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return []
+    return [HEADS]

@@ -12,7 +12,7 @@ DTYPE = "bf16"
 TAGS = ('attention', 'matmul', 'softmax', 'block')
 
 BATCH, SQ, SK, EMBED, HEADS = 8, 512, 1024, 768, 12
-CPU_SIZES = {"BATCH": 2, "SQ": 7, "SK": 11, "EMBED": 24, "HEADS": 2}
+CPU_SIZES = {"BATCH": 2, "SQ": 7, "SK": 11, "EMBED": 32, "HEADS": 2}
 
 
 def flops():
@@ -24,8 +24,9 @@ def bytes_moved():
 
 
 class Model(nn.Module):
-    def __init__(self):
+    def __init__(self, heads):
         super().__init__()
+        self.heads = heads
         self.q = nn.Linear(EMBED, EMBED).to(torch.bfloat16)
         self.kv = nn.Linear(EMBED, 2 * EMBED).to(torch.bfloat16)
         self.o = nn.Linear(EMBED, EMBED).to(torch.bfloat16)
@@ -33,9 +34,9 @@ class Model(nn.Module):
     def forward(self, x, ctx):
         b, sq, e = x.shape
         sk = ctx.shape[1]
-        d = e // HEADS
-        q = self.q(x).view(b, sq, HEADS, d).transpose(1, 2)
-        k, v = self.kv(ctx).view(b, sk, 2, HEADS, d).permute(2, 0, 3, 1, 4)
+        d = e // self.heads
+        q = self.q(x).view(b, sq, self.heads, d).transpose(1, 2)
+        k, v = self.kv(ctx).view(b, sk, 2, self.heads, d).permute(2, 0, 3, 1, 4)
         att = torch.softmax(((q @ k.transpose(-1, -2)) / math.sqrt(d)).float(), dim=-1).to(x.dtype)
         return self.o((att @ v).transpose(1, 2).reshape(b, sq, e))
 
@@ -45,4 +46,4 @@ def get_inputs():
 
 
 def get_init_inputs():
-    return []
+    return [HEADS]

@@ -1,0 +1,260 @@
+"""The run loop in replay mode: exact budget accounting, determinism, crash + resume, events."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import ConfidencePolicy, NoisyOracleForecaster, synthetic_pool
+from workbench.errors import ConfigError
+from workbench.execution.executors import CacheExecutor
+from workbench.search import (METHODS, Archive, LLMGenerator, MutationGenerator, ReplayGenerator, SearchRun,
+                              ZooGenerator, make_method)
+from workbench.search.selection import IslandSelector
+from workbench.store import Store
+
+
+def _method(name, **kw):
+    if name in ("selective", "uncertainty_aware"):
+        kw.setdefault("policy", ConfidencePolicy(0.6))
+    return make_method(name, k=2, m=3, **kw)
+
+
+def _run(store, replay, method, budget=15, seed=0, **kw):
+    problem, cands, ms, ex = replay
+    return SearchRun(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), NoisyOracleForecaster(ms),
+                     _method(method), budget=budget, seed=seed, **kw)
+
+
+@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("budget", [1, 7, 15])
+def test_budget_accounting_exact(store, replay, method, budget):
+    run = _run(store, replay, method, budget=budget)
+    summary = run.run()
+    events = store.events(run.search_id)
+    measured = [e for e in events if e["kind"] == "measured"]
+    queued = [e for e in events if e["kind"] == "queued"]
+    assert summary["gpu_measurements"] == len(measured) == len(queued) <= budget
+    assert summary["gpu_measurements"] == budget  # the pool is large enough to spend it all
+    assert len({e["payload"]["measurement"]["candidate_id"] for e in measured}) == len(measured)
+    archived = [e["payload"]["entry"] for e in events if e["kind"] == "archived"]
+    assert sum(1 for a in archived if a["kind"] == "measured") == len(measured)
+    trusted = [e for e in events if e["kind"] == "trusted"]
+    assert summary["trusted"] == len(trusted) == sum(1 for a in archived if a["kind"] == "trusted")
+    assert summary["candidates_considered"] == sum(1 for e in events if e["kind"] == "generated")
+    assert events[-1]["kind"] == "finished" and store.get_search(run.search_id)["state"] == "finished"
+
+
+def test_screening_considers_more_candidates_than_baseline(tmp_path, replay):
+    with Store(tmp_path / "a.sqlite") as s1, Store(tmp_path / "b.sqlite") as s2:
+        base = _run(s1, replay, "measure_all", budget=20).run()
+        screen = _run(s2, replay, "screen_topk", budget=20).run()
+    assert base["gpu_measurements"] == screen["gpu_measurements"] == 20
+    assert screen["candidates_considered"] > base["candidates_considered"]
+
+
+def test_summary_accuracy_counts_only_forecast_measured_pairs(store, replay):
+    s = _run(store, replay, "screen_topk", budget=12).run()
+    assert s["forecast_pairs"] > 0 and 0.0 <= s["forecast_bin_accuracy"] <= 1.0
+    assert s["forecast_within_one_bin"] >= s["forecast_bin_accuracy"]
+    assert s["best_speedup"] == max(m["payload"]["measurement"]["speedup"] or 0
+                                    for m in store.events(s["search_id"]) if m["kind"] == "measured")
+
+
+@pytest.mark.parametrize("method", ["screen_topk", "selective"])
+def test_same_seed_same_archive_other_seed_differs(tmp_path, replay, method):
+    sigs = []
+    for i, seed in enumerate((3, 3, 4)):
+        with Store(tmp_path / f"{i}.sqlite") as st:
+            run = _run(st, replay, method, budget=15, seed=seed)
+            run.run()
+            sigs.append(run.archive.signature())
+    assert sigs[0] == sigs[1]
+    assert sigs[0] != sigs[2]
+
+
+def test_archive_rebuilt_from_events_matches_live(store, replay):
+    run = _run(store, replay, "selective", budget=12, selector=IslandSelector(n_islands=2))
+    run.run()
+    rebuilt = Archive.from_events(store.events(run.search_id))
+    assert rebuilt.signature() == run.archive.signature()
+
+
+class _Crash(Exception):
+    pass
+
+
+class _CrashingStore:
+    """Wraps a Store and dies (like a killed process) just before writing event number `at`."""
+
+    def __init__(self, store, at):
+        self._s, self._at, self._n = store, at, 0
+
+    def add_event(self, *a, **kw):
+        self._n += 1
+        if self._n >= self._at:
+            raise _Crash()
+        return self._s.add_event(*a, **kw)
+
+    def __getattr__(self, name):
+        return getattr(self._s, name)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_crash_anywhere_then_resume_ends_with_same_archive(tmp_path, replay, method):
+    with Store(tmp_path / "ref.sqlite") as st:
+        ref = _run(st, replay, method, budget=12, seed=9)
+        ref_summary = ref.run()
+        n_events = len(st.events(ref.search_id))
+    for at in sorted({3, 5, n_events // 3, n_events // 2, n_events - 2}):
+        path = tmp_path / f"crash{at}.sqlite"
+        with Store(path) as st:
+            run = _run(_CrashingStore(st, at), replay, method, budget=12, seed=9)
+            with pytest.raises(_Crash):
+                run.run()
+            sid = run.search_id
+        with Store(path) as st:  # reopen, as after a restart
+            resumed = _run(st, replay, method, budget=12, seed=9).resume(sid)
+            summary = resumed.run()
+            events = st.events(sid)
+        assert resumed.archive.signature() == ref.archive.signature(), f"crash at event {at}"
+        assert summary["gpu_measurements"] == ref_summary["gpu_measurements"]
+        assert summary["best_speedup"] == ref_summary["best_speedup"]
+        kinds = [e["kind"] for e in events]
+        assert kinds.count("measured") == 12  # nothing measured twice, nothing lost
+        assert Archive.from_events(events).signature() == ref.archive.signature()
+
+
+def test_stop_then_resume(store, replay):
+    run = _run(store, replay, "screen_topk", budget=12, seed=2)
+    run.on_event = lambda kind, p: run.stop() if kind == "measured" and run.used == 5 else None
+    s = run.run()
+    assert not s["finished"] and store.get_search(run.search_id)["state"] == "stopped"
+    resumed = _run(store, replay, "screen_topk", budget=12, seed=2).resume(run.search_id)
+    assert resumed.used == run.used
+    assert resumed.run()["gpu_measurements"] == 12
+    ref = _run(store, replay, "screen_topk", budget=12, seed=2)  # a second, uninterrupted search
+    ref.run()
+    assert ref.archive.signature() == resumed.archive.signature()
+
+
+def test_resume_with_other_settings_is_refused(store, replay):
+    run = _run(store, replay, "screen_topk", budget=5, seed=1)
+    run.run(max_steps=1)
+    with pytest.raises(ConfigError, match="different settings"):
+        _run(store, replay, "screen_topk", budget=6, seed=1).resume(run.search_id)
+    with pytest.raises(ConfigError):
+        _run(store, replay, "screen_topk", budget=5, seed=1).resume("nope")
+
+
+def test_method_without_forecaster_is_refused(store, replay):
+    problem, cands, ms, ex = replay
+    with pytest.raises(ConfigError, match="forecaster"):
+        SearchRun(store, problem, ex, ReplayGenerator(cands), None, make_method("screen_topk"), budget=3)
+    s = SearchRun(store, problem, ex, ReplayGenerator(cands), None, make_method("measure_all", k=2), budget=5).run()
+    assert s["gpu_measurements"] == 5 and s["forecast_pairs"] == 0
+
+
+class _ScriptedChat:
+    """Test double of ChatClient: answers from a list, cycling."""
+
+    model = "scripted"
+
+    def __init__(self, answers):
+        self.answers, self.i = answers, 0
+
+    def chat(self, messages, **kw):
+        a = self.answers[self.i % len(self.answers)]
+        self.i += 1
+        if isinstance(a, Exception):
+            raise a
+
+        class R:
+            text, prompt_tokens, completion_tokens, seconds = a, 10, 20, 0.1
+        return R()
+
+
+def test_llm_generator_failures_are_events_not_crashes(store, replay):
+    problem, cands, ms, ex = replay
+    good = "Faster.\n```python\nimport torch\nclass ModelNew(torch.nn.Module):\n    V = {}\n```\n"
+    answers = ["no code here", RuntimeError("server down")] + [good.format(i) for i in range(40)]
+    # seeds from the pool; LLM children are not in the replay cache, so they measure as crashed
+    gen = LLMGenerator(_ScriptedChat(answers), seed_from=ReplayGenerator(cands, max_seeds=2))
+    run = SearchRun(store, problem, ex, gen, None, make_method("measure_all", k=2), budget=6)
+    s = run.run()
+    events = store.events(run.search_id)
+    failed = [e["payload"] for e in events if e["kind"] == "failed_generation"]
+    assert len(failed) == 2 and "ModelNew" in failed[0]["reason"] and "server down" in failed[1]["reason"]
+    assert failed[0]["raw"] == "no code here"
+    assert s["failed_generations"] == 2 and s["gpu_measurements"] == 6
+    llm_kids = [e["payload"]["candidate"] for e in events if e["kind"] == "generated"
+                and e["payload"]["candidate"]["origin"].startswith("llm:scripted")]
+    assert llm_kids and all(k["parent_id"] for k in llm_kids)
+
+
+def test_mutation_search_runs_live_on_cpu_executor_shape(store):
+    """Mutation + zoo generators through the loop with a replay of measurements made up on the
+    spot for whatever the generator proposes (a real executor runs in tests/execution)."""
+    from workbench.problems import get_problem
+    from workbench.records import Measurement, Status
+
+    problem = get_problem("L1/02_relu")
+
+    class _HashExecutor:
+        hardware = CacheExecutor([Measurement("x", "p", "h100", Status.OK, speedup=1.0)], "h100").hardware
+
+        def measure(self, problem, cands):
+            return [Measurement(c.id, problem.id, "h100", Status.OK, speedup=0.5 + int(c.id[:4], 16) / 65536)
+                    for c in cands]
+
+    run = SearchRun(store, problem, _HashExecutor(), MutationGenerator(ZooGenerator()), None,
+                    make_method("measure_all", k=3), budget=12, seed=0)
+    s = run.run()
+    assert s["gpu_measurements"] == 12
+    kids = [c for c in run.candidates.values() if c.origin.startswith("mutation:")]
+    assert kids and all(run.candidates[k.parent_id] for k in kids)
+
+
+def test_watch_from_another_process_while_running(tmp_path, replay):
+    """A run in a subprocess is killed mid-way; the parent process reads its events, then resumes."""
+    db = tmp_path / "live.sqlite"
+    script = textwrap.dedent(f"""
+        import sys, time
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from conftest import synthetic_pool, NoisyOracleForecaster
+        from workbench.execution.executors import CacheExecutor
+        from workbench.search import ReplayGenerator, SearchRun, make_method
+        from workbench.store import Store
+        problem, cands, ms = synthetic_pool()
+        ex = CacheExecutor(ms, "h100")
+        class Slow(CacheExecutor):
+            def measure(self, p, cs):
+                time.sleep(0.3)
+                return super().measure(p, cs)
+        st = Store({str(db)!r})
+        run = SearchRun(st, problem, Slow(ms, "h100"), ReplayGenerator(cands, ex.candidate_ids),
+                        NoisyOracleForecaster(ms), make_method("screen_topk", k=2, m=3), budget=15, seed=5)
+        run.start()
+        print(run.search_id, flush=True)
+        run.run()
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    sid = proc.stdout.readline().strip()
+    with Store(db) as st:
+        deadline = time.time() + 60
+        while time.time() < deadline and sum(e["kind"] == "measured" for e in st.events(sid)) < 4:
+            time.sleep(0.1)
+        proc.kill()
+        proc.wait()
+        seen = st.events(sid)
+        assert 4 <= sum(e["kind"] == "measured" for e in seen) < 15
+        resumed = _run(st, replay, "screen_topk", budget=15, seed=5).resume(sid)
+        resumed.run()
+    with Store(tmp_path / "ref.sqlite") as st:
+        ref = _run(st, replay, "screen_topk", budget=15, seed=5)
+        ref.run()
+    assert resumed.archive.signature() == ref.archive.signature()

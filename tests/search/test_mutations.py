@@ -1,0 +1,126 @@
+"""Mutation operators on the real zoo files: valid children, refusals with reasons, determinism,
+and a couple of children that still run correctly on the CPU (Triton interpreter)."""
+from __future__ import annotations
+
+import ast
+import random
+
+import pytest
+
+from workbench.problems import get_problem, load_source
+from workbench.records import Candidate
+from workbench.search.mutations import OPS, MutationRefused, mutate, mutate_source, neighbourhood, validate_source
+from workbench.zoo import zoo_candidates
+
+ZOO = [c for c in zoo_candidates() if c.backend != "cuda"]
+
+
+def _by_origin(problem_id: str, stem: str) -> Candidate:
+    return next(c for c in zoo_candidates(problem_id) if c.origin == f"zoo:{stem}")
+
+
+def _defines_modelnew(src: str) -> bool:
+    return any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in ast.parse(src).body)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_every_op_gives_valid_child_or_reason_on_every_zoo_file(op):
+    applied = 0
+    for parent in ZOO:
+        out = mutate(parent, op, random.Random(7))
+        if isinstance(out, MutationRefused):
+            assert out.op == op and len(out.reason) > 10
+            continue
+        applied += 1
+        assert _defines_modelnew(out.source)
+        assert out.id != parent.id
+        assert out.parent_id == parent.id and out.generation == parent.generation + 1
+        assert out.origin.startswith(f"mutation:{op}:")
+        assert out.problem_id == parent.problem_id
+    assert applied > 0, f"{op} applies to no zoo file"
+
+
+def test_runtime_block_value_is_refused_with_reason():
+    parent = _by_origin("L1/01_softmax", "one_pass_row")  # BLOCK = next_power_of_2(n): must stay >= n
+    out = mutate(parent, "block", random.Random(0))
+    assert isinstance(out, MutationRefused) and "run time" in out.reason
+
+
+def test_block_change_is_power_of_two_neighbour():
+    parent = _by_origin("L1/02_relu", "flat_b1024_w4")
+    for seed in range(6):
+        child = mutate(parent, "block", random.Random(seed))
+        assert not isinstance(child, MutationRefused)
+        old, new = child.origin.rsplit(":", 1)[-1].split("->")
+        assert int(new) in (int(old) // 2, int(old) * 2)
+        assert f"{int(new)}" in child.source
+
+
+def test_mutation_is_deterministic_in_the_rng():
+    parent = _by_origin("L1/14_matmul_square_fp32", "tile64x64_k32_w4_s2")
+    a = [mutate(parent, op, random.Random(3)) for op in OPS]
+    b = [mutate(parent, op, random.Random(3)) for op in OPS]
+    assert [getattr(x, "id", x) for x in a] == [getattr(x, "id", x) for x in b]
+
+
+def test_broken_parent_and_unknown_op():
+    bad = Candidate.from_source("L1/01_softmax", "def broken(:\n")
+    assert isinstance(mutate(bad, "num_warps", random.Random(0)), MutationRefused)
+    with pytest.raises(ValueError):
+        mutate_source("x = 1\n", "no_such_op", random.Random(0))
+
+
+def test_validate_source():
+    assert validate_source("class ModelNew:\n    pass\n") is None
+    assert "ModelNew" in validate_source("class Model:\n    pass\n")
+    assert "syntax" in validate_source("class ModelNew(:\n")
+
+
+def test_neighbourhood_distinct_deterministic_and_excludes():
+    parent = _by_origin("L1/14_matmul_square_fp32", "tile64x64_k32_w4_s2")
+    kids = neighbourhood(parent, 12, seed=5)
+    assert len(kids) == 12 and len({k.id for k in kids}) == 12 and parent.id not in {k.id for k in kids}
+    assert [k.id for k in kids] == [k.id for k in neighbourhood(parent, 12, seed=5)]
+    assert [k.id for k in kids] != [k.id for k in neighbourhood(parent, 12, seed=6)]
+    again = neighbourhood(parent, 6, seed=5, exclude={k.id for k in kids[:3]})
+    assert not {k.id for k in again} & {k.id for k in kids[:3]}
+    assert all(_defines_modelnew(k.source) for k in kids)
+
+
+def test_neighbourhood_of_unmutable_source_is_empty():
+    plain = Candidate.from_source("L1/02_relu", "import torch\nclass ModelNew(torch.nn.Module):\n"
+                                  "    def forward(self, x):\n        return torch.relu(x)\n")
+    assert neighbourhood(plain, 5, seed=0) == []
+
+
+def _run_correct_on_cpu(problem_id: str, child: Candidate) -> None:
+    from workbench.execution.worker import Verdict, check_correctness
+
+    import importlib.util
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    p = get_problem(problem_id)
+    lp = load_source(p.source, name=p.id, cpu=True)
+    path = Path(tempfile.mkdtemp()) / f"child_{child.id}.py"
+    path.write_text(child.source)
+    spec = importlib.util.spec_from_file_location(f"child_{child.id}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    try:
+        check_correctness(lp.module, mod, "cpu", [0], int(max(lp.sizes.values())), "cpu size")
+    except Verdict as v:
+        pytest.fail(f"{child.origin}: {v.status}: {v.reason}")
+
+
+@pytest.mark.parametrize("problem_id,stem,op,seed", [
+    ("L1/02_relu", "flat_b1024_w4", "block", 0),
+    ("L1/01_softmax", "one_pass_row", "swap_order", 1),
+    ("L1/14_matmul_square_fp32", "tile64x64_k32_w4_s2", "unroll", 0),
+])
+def test_children_run_correctly_on_cpu(problem_id, stem, op, seed):
+    child = mutate(_by_origin(problem_id, stem), op, random.Random(seed))
+    assert not isinstance(child, MutationRefused), child
+    _run_correct_on_cpu(problem_id, child)

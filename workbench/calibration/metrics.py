@@ -1,0 +1,220 @@
+"""Forecast quality metrics over the 8 speedup bins (numpy only).
+
+Conventions shared by every function here:
+- `probs` is an (n, 8) array of bin probabilities, one row per forecast; rows are
+  renormalised to sum to 1 (a row summing to zero is an error).
+- `y` is an (n,) array of true bin indices 0..7 (`workbench.bins.bin_of` of the measured speedup).
+- Every score is a mean over the n rows; lower is better for ECE, Brier, CRPS and NLL, higher
+  for the accuracies, Spearman and top-k recovery.
+
+The definitions follow the GPU Forecasters study: ECE over 10 equal-width confidence buckets
+with confidence = the argmax bin's probability; Brier = half the summed squared error against
+the one-hot truth (so in [0, 1]); ordinal CRPS = squared gaps between the predicted and the
+true step CDF at the 7 inner edges, divided by 7 (so in [0, 1]).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Hashable, Sequence
+
+import numpy as np
+
+from workbench import bins
+from workbench.calibration.errors import MetricInputError
+
+N_BINS = bins.N_BINS
+
+
+def as_arrays(probs, y) -> tuple[np.ndarray, np.ndarray]:
+    """Validate and return (probs as float (n, 8) rows summing to 1, y as int (n,))."""
+    p = np.asarray(probs, dtype=float)
+    t = np.asarray(y)
+    if p.ndim != 2 or p.shape[1] != N_BINS:
+        raise MetricInputError(f"probabilities must have shape (n, {N_BINS}), got {p.shape}")
+    if t.shape != (p.shape[0],):
+        raise MetricInputError(f"true bins must have shape ({p.shape[0]},), got {t.shape}")
+    if p.shape[0] == 0:
+        raise MetricInputError("no forecasts to score; pass at least one row")
+    if not np.all(np.isfinite(p)) or np.any(p < 0):
+        raise MetricInputError("probabilities must be finite and non-negative")
+    s = p.sum(axis=1, keepdims=True)
+    if np.any(s <= 0):
+        raise MetricInputError("a row of probabilities sums to zero")
+    t_int = t.astype(int)
+    if np.any(t_int != t) or np.any(t_int < 0) or np.any(t_int >= N_BINS):
+        raise MetricInputError(f"true bins must be integers in 0..{N_BINS - 1}")
+    return p / s, t_int
+
+
+def accuracy(probs, y) -> float:
+    """Fraction of rows whose most probable bin (lowest index on ties) is the true bin."""
+    p, t = as_arrays(probs, y)
+    return float(np.mean(p.argmax(axis=1) == t))
+
+
+def off_by_one_accuracy(probs, y) -> float:
+    """Fraction of rows whose most probable bin is the true bin or one of its neighbours."""
+    p, t = as_arrays(probs, y)
+    return float(np.mean(np.abs(p.argmax(axis=1) - t) <= 1))
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """Reliability-diagram data over equal-width confidence buckets.
+
+    Bucket i covers confidences [i/B, (i+1)/B); the last bucket also holds 1.0. `count[i]` rows
+    fell in bucket i; `confidence[i]` and `accuracy[i]` are their mean confidence and accuracy
+    (NaN for an empty bucket). `ece` = sum_i count[i]/n * |accuracy[i] - confidence[i]|.
+    """
+
+    edges: np.ndarray       # (B + 1,)
+    count: np.ndarray       # (B,) int
+    confidence: np.ndarray  # (B,)
+    accuracy: np.ndarray    # (B,)
+    ece: float
+
+
+def reliability(probs, y, n_buckets: int = 10) -> Reliability:
+    """Reliability-diagram data with confidence = max probability (see `Reliability`)."""
+    p, t = as_arrays(probs, y)
+    if n_buckets < 1:
+        raise MetricInputError("n_buckets must be at least 1")
+    conf = p.max(axis=1)
+    correct = (p.argmax(axis=1) == t).astype(float)
+    idx = np.minimum((conf * n_buckets).astype(int), n_buckets - 1)
+    count = np.bincount(idx, minlength=n_buckets)
+    conf_sum = np.bincount(idx, weights=conf, minlength=n_buckets)
+    acc_sum = np.bincount(idx, weights=correct, minlength=n_buckets)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean_conf = np.where(count > 0, conf_sum / np.maximum(count, 1), np.nan)
+        mean_acc = np.where(count > 0, acc_sum / np.maximum(count, 1), np.nan)
+    gaps = np.where(count > 0, np.abs(mean_acc - mean_conf), 0.0)
+    ece_value = float(np.sum(count / len(t) * gaps))
+    return Reliability(edges=np.linspace(0.0, 1.0, n_buckets + 1), count=count,
+                       confidence=mean_conf, accuracy=mean_acc, ece=ece_value)
+
+
+def ece(probs, y, n_buckets: int = 10) -> float:
+    """Expected calibration error, 10 equal-width buckets of max-probability confidence."""
+    return reliability(probs, y, n_buckets).ece
+
+
+def one_hot(y, n: int = N_BINS) -> np.ndarray:
+    t = np.asarray(y, dtype=int)
+    out = np.zeros((len(t), n))
+    out[np.arange(len(t)), t] = 1.0
+    return out
+
+
+def brier(probs, y) -> float:
+    """Half the summed squared error against the one-hot truth, mean over rows; in [0, 1]."""
+    p, t = as_arrays(probs, y)
+    return float(np.mean(0.5 * np.sum((p - one_hot(t)) ** 2, axis=1)))
+
+
+def crps(probs, y) -> float:
+    """Ordinal CRPS: mean over rows of sum_k (F(k) - 1[y <= k])^2 / 7 over the 7 inner edges.
+
+    F(k) is the predicted probability of a bin index <= k (k = 0..6); in [0, 1].
+    """
+    p, t = as_arrays(probs, y)
+    cdf = np.cumsum(p, axis=1)[:, : N_BINS - 1]
+    step = (t[:, None] <= np.arange(N_BINS - 1)[None, :]).astype(float)
+    return float(np.mean(np.sum((cdf - step) ** 2, axis=1) / (N_BINS - 1)))
+
+
+def nll(probs, y, eps: float = 1e-12) -> float:
+    """Mean negative log-likelihood (natural log) of the true bin, probabilities clipped at eps."""
+    p, t = as_arrays(probs, y)
+    return float(np.mean(-np.log(np.clip(p[np.arange(len(t)), t], eps, 1.0))))
+
+
+def rankdata(x) -> np.ndarray:
+    """Ranks 1..n with ties given their average rank."""
+    a = np.asarray(x, dtype=float)
+    order = np.argsort(a, kind="stable")
+    ranks = np.empty(len(a))
+    sorted_a = a[order]
+    i = 0
+    while i < len(a):
+        j = i
+        while j + 1 < len(a) and sorted_a[j + 1] == sorted_a[i]:
+            j += 1
+        ranks[order[i: j + 1]] = (i + j) / 2.0 + 1.0
+        i = j + 1
+    return ranks
+
+
+def spearman(predicted, measured) -> float:
+    """Spearman rank correlation (average ranks for ties); NaN when n < 2 or a side is constant.
+
+    Used with predicted = expected log2-speedup and measured = log2 of the measured speedup.
+    """
+    a = np.asarray(predicted, dtype=float)
+    b = np.asarray(measured, dtype=float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise MetricInputError("spearman needs two 1-D arrays of the same length")
+    if len(a) < 2:
+        return float("nan")
+    ra, rb = rankdata(a), rankdata(b)
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    den = math.sqrt(float(np.sum(ra ** 2) * np.sum(rb ** 2)))
+    return float(np.sum(ra * rb) / den) if den > 0 else float("nan")
+
+
+def expected_log2(probs) -> np.ndarray:
+    """Expected log2-speedup of each row under the bin midpoints of `workbench.bins`."""
+    p = np.asarray(probs, dtype=float)
+    p = p / p.sum(axis=1, keepdims=True)
+    return p @ np.asarray(bins.LOG2_MIDPOINTS)
+
+
+def top_k_recovery(scores, speedups, groups: Sequence[Hashable], k: float = 0.10
+                   ) -> dict[Hashable, float]:
+    """Per pool (group): best measured speedup among the top ceil(k * n) by score / pool best.
+
+    Ties in score keep the input order (stable sort), so the result is deterministic. In [0, 1];
+    1.0 means the pool's best candidate was among those that would have been measured.
+    """
+    s = np.asarray(scores, dtype=float)
+    v = np.asarray(speedups, dtype=float)
+    g = list(groups)
+    if not (len(s) == len(v) == len(g)):
+        raise MetricInputError("scores, speedups and groups must have the same length")
+    if not 0 < k <= 1:
+        raise MetricInputError(f"k is a fraction in (0, 1], got {k}")
+    if np.any(~np.isfinite(v)) or np.any(v <= 0):
+        raise MetricInputError("speedups must be positive and finite (drop failed candidates)")
+    out: dict[Hashable, float] = {}
+    members: dict[Hashable, list[int]] = {}
+    for i, key in enumerate(g):
+        members.setdefault(key, []).append(i)
+    for key, idx in members.items():
+        ix = np.asarray(idx)
+        n_top = max(1, math.ceil(k * len(ix) - 1e-9))
+        order = ix[np.argsort(-s[ix], kind="stable")]
+        out[key] = float(v[order[:n_top]].max() / v[ix].max())
+    return out
+
+
+def top_k_recovery_median(scores, speedups, groups, k: float = 0.10) -> float:
+    """Median over pools of `top_k_recovery`."""
+    rec = top_k_recovery(scores, speedups, groups, k)
+    return float(np.median(list(rec.values())))
+
+
+def summary(probs, y, measured_speedups=None, groups=None, k: float = 0.10) -> dict[str, float]:
+    """Every metric at once: accuracy, off_by_one, ece, brier, crps, nll, and with measured
+    speedups also spearman (expected vs measured log2) and, with groups, top10_recovery_median
+    (named for k=0.10; `k` changes the fraction)."""
+    p, t = as_arrays(probs, y)
+    out = {"n": float(len(t)), "accuracy": accuracy(p, t), "off_by_one": off_by_one_accuracy(p, t),
+           "ece": ece(p, t), "brier": brier(p, t), "crps": crps(p, t), "nll": nll(p, t)}
+    if measured_speedups is not None:
+        sp = np.asarray(measured_speedups, dtype=float)
+        score = expected_log2(p)
+        out["spearman"] = spearman(score, np.log2(sp))
+        if groups is not None:
+            out["top10_recovery_median"] = top_k_recovery_median(score, sp, groups, k)
+    return out

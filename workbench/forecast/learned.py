@@ -1,0 +1,297 @@
+"""A learned forecaster: gradient-boosted trees over static features, temperature-calibrated.
+
+`LearnedForecaster().fit(problems, candidates, measurements)` trains
+- a `HistGradientBoostingClassifier` over the 8 speedup bins on the ok measurements, with a
+  temperature T fitted on out-of-fold probabilities (folds grouped by problem, so T reflects
+  unseen problems), applied as p ∝ p_model^(1/T);
+- a second classifier for p_fail (compile error, wrong output, crash, ...) on all measurements.
+
+Features come from `workbench.forecast.features` and never name the problem, so the model
+forecasts unseen problems. Parent-relative forecasts combine the candidate's and the parent's
+reference-relative distributions (`relative_distribution`). `save`/`load` use joblib.
+"""
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from pathlib import Path
+from typing import Sequence
+
+import joblib
+import numpy as np
+from scipy.optimize import minimize_scalar
+from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.model_selection import GroupKFold
+
+from workbench import bins
+from workbench.errors import ConfigError, NotFittedError, WorkbenchError
+from workbench.forecast.base import Forecaster
+from workbench.forecast.features import FEATURE_NAMES, feature_matrix
+from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem
+
+_MID = np.asarray(bins.LOG2_MIDPOINTS)
+_LOG2_EDGES = np.log2(np.asarray(bins.EDGES))
+_FORMAT = "workbench.learned/1"
+
+
+def relative_distribution(p_child, p_parent, width: float = 0.5) -> np.ndarray:
+    """Bin distribution of child/parent speedup from two reference-relative distributions.
+
+    log2(child/parent) = log2 S_child - log2 S_parent, assumed independent. Each pair of bins
+    contributes p_child[i] * p_parent[j] at (mid_i - mid_j) spread uniformly over `width`
+    octaves (so mass at exactly 1.0x splits between the bins either side of the edge).
+    """
+    pc, pp = np.asarray(p_child, float), np.asarray(p_parent, float)
+    pc, pp = pc / pc.sum(), pp / pp.sum()
+    d = (_MID[:, None] - _MID[None, :]).ravel()
+    w = (pc[:, None] * pp[None, :]).ravel()
+    lo, hi = d - width / 2, d + width / 2
+    edges = np.concatenate([[-np.inf], _LOG2_EDGES, [np.inf]])
+    out = np.zeros(bins.N_BINS)
+    for b in range(bins.N_BINS):
+        overlap = np.clip(np.minimum(hi, edges[b + 1]) - np.maximum(lo, edges[b]), 0, None)
+        out[b] = float(np.sum(w * overlap / width))
+    return out / out.sum()
+
+
+def _hardware(m: Measurement) -> Hardware:
+    return m.hardware or Hardware(key=m.hardware_key, name=m.hardware_key)
+
+
+def training_rows(problems: Sequence[Problem], candidates: Sequence[Candidate],
+                  measurements: Sequence[Measurement]
+                  ) -> list[tuple[Problem, Candidate, Hardware, Measurement]]:
+    """Join measurements with their problem and candidate; unmatched measurements are dropped."""
+    P = {p.id: p for p in problems}
+    C = {c.id: c for c in candidates}
+    rows = []
+    for m in measurements:
+        p, c = P.get(m.problem_id), C.get(m.candidate_id)
+        if p is not None and c is not None:
+            rows.append((p, c, _hardware(m), m))
+    return rows
+
+
+def _temperature(logp: np.ndarray, y: np.ndarray) -> float:
+    """Temperature minimising the NLL of softmax(logp / T) at the true classes, T in [0.05, 20]."""
+    def nll(log_t: float) -> float:
+        z = logp / math.exp(log_t)
+        z = z - z.max(axis=1, keepdims=True)
+        lse = np.log(np.exp(z).sum(axis=1))
+        return float(np.mean(lse - z[np.arange(len(y)), y]))
+    res = minimize_scalar(nll, bounds=(math.log(0.05), math.log(20.0)), method="bounded")
+    return float(math.exp(res.x))
+
+
+class LearnedForecaster(Forecaster):
+    """Gradient-boosted bin classifier over static features (see module doc).
+
+    Learned attributes after `fit`: `classifier_`, `temperature_`, `fail_model_` (None when
+    training had one outcome only; then `fail_rate_` is used), `fail_rate_`, `medians_`,
+    `importances_` (mean |change of expected log2-speedup| when a feature is set to its
+    median), `n_train_`, `train_problems_`, `hardware_keys_`.
+    """
+
+    def __init__(self, name: str = "learned", max_iter: int = 200, learning_rate: float = 0.08,
+                 max_leaf_nodes: int = 15, calibration_folds: int = 3, explain_top: int = 6,
+                 seed: int = 0):
+        self.name = name
+        self.max_iter = max_iter
+        self.learning_rate = learning_rate
+        self.max_leaf_nodes = max_leaf_nodes
+        self.calibration_folds = calibration_folds
+        self.explain_top = explain_top
+        self.seed = seed
+        self._explain_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+
+    # ------------------------------------------------------------------ training
+    def _new_classifier(self, max_iter: int | None = None) -> HistGradientBoostingClassifier:
+        return HistGradientBoostingClassifier(
+            max_iter=max_iter or self.max_iter, learning_rate=self.learning_rate,
+            max_leaf_nodes=self.max_leaf_nodes, l2_regularization=1.0, min_samples_leaf=10,
+            early_stopping=False, random_state=self.seed)
+
+    def fit(self, problems: Sequence[Problem], candidates: Sequence[Candidate],
+            measurements: Sequence[Measurement]) -> "LearnedForecaster":
+        """Train on the measurements (ok ones for the bins, all for p_fail); returns self."""
+        rows = training_rows(problems, candidates, measurements)
+        ok = [r for r in rows if r[3].bin is not None]
+        if len(ok) < 10:
+            raise ConfigError(f"the learned forecaster needs at least 10 ok measurements with a "
+                              f"known problem and candidate to fit, got {len(ok)}; measure more "
+                              "candidates or load the shipped data (`workbench dataset load-shipped`)")
+        X_all = feature_matrix([(p, c, h) for p, c, h, _ in rows])
+        is_ok = np.asarray([m.bin is not None for *_, m in rows])
+        X, y = X_all[is_ok], np.asarray([m.bin for *_, m in ok], dtype=int)
+        groups = np.asarray([p.id for p, *_ in ok])
+        self.temperature_ = self._fit_temperature(X, y, groups)
+        self.classifier_ = self._new_classifier().fit(X, y)
+        failed = ~is_ok
+        self.fail_rate_ = float((failed.sum() + 1) / (len(failed) + 2))
+        self.fail_model_ = None
+        if failed.sum() >= 5 and is_ok.sum() >= 5:
+            self.fail_model_ = self._new_classifier(max_iter=100).fit(X_all, failed.astype(int))
+        self.medians_ = np.median(X, axis=0)
+        sample = X[np.random.default_rng(self.seed).permutation(len(X))[:200]]
+        self.importances_ = np.abs(self._contributions(sample, np.arange(X.shape[1]))).mean(axis=0)
+        self.n_train_ = len(ok)
+        self.train_problems_ = sorted(set(groups.tolist()))
+        self.hardware_keys_ = sorted({h.key for _, _, h, _ in ok})
+        return self
+
+    def _fit_temperature(self, X: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float:
+        n_groups = len(set(groups.tolist()))
+        folds = min(self.calibration_folds, n_groups)
+        if folds < 2:
+            return 1.0
+        oof = np.zeros((len(y), bins.N_BINS))
+        for tr, te in GroupKFold(n_splits=folds).split(X, y, groups):
+            model = self._new_classifier().fit(X[tr], y[tr])
+            oof[te] = self._expand(model, model.predict_proba(X[te]))
+        return _temperature(np.log(oof), y)
+
+    @staticmethod
+    def _expand(model, proba: np.ndarray) -> np.ndarray:
+        """Model probabilities over its seen classes -> all 8 bins, floored so none is 0."""
+        out = np.full((len(proba), bins.N_BINS), 0.0)
+        out[:, model.classes_.astype(int)] = proba
+        out = 0.995 * out + 0.005 / bins.N_BINS
+        return out / out.sum(axis=1, keepdims=True)
+
+    # ------------------------------------------------------------------ prediction
+    def _require_fitted(self) -> None:
+        if not hasattr(self, "classifier_"):
+            raise NotFittedError("LearnedForecaster is not fitted; call fit(problems, candidates, "
+                                 "measurements) or LearnedForecaster.load(path)")
+
+    def predict_proba(self, X: np.ndarray) -> np.ndarray:
+        """(n, 8) calibrated bin probabilities for a feature matrix."""
+        self._require_fitted()
+        p = self._expand(self.classifier_, self.classifier_.predict_proba(X))
+        z = np.log(p) / self.temperature_
+        z = np.exp(z - z.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
+
+    def predict_fail(self, X: np.ndarray) -> np.ndarray:
+        """(n,) probability that each candidate fails (compile error, wrong output, ...)."""
+        self._require_fitted()
+        if self.fail_model_ is None:
+            return np.full(len(X), self.fail_rate_)
+        return self.fail_model_.predict_proba(X)[:, 1]
+
+    def _contributions(self, X: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """(n, len(cols)): expected log2-speedup minus that with feature col set to its median."""
+        base = self.predict_proba(X) @ _MID
+        Xr = np.repeat(X, len(cols), axis=0)
+        idx = np.tile(cols, len(X))
+        Xr[np.arange(len(Xr)), idx] = self.medians_[idx]
+        alt = (self.predict_proba(Xr) @ _MID).reshape(len(X), len(cols))
+        return base[:, None] - alt
+
+    def _words(self, x: np.ndarray, contrib: np.ndarray, cols: np.ndarray, k: int = 2) -> str:
+        order = np.argsort(-np.abs(contrib))[:k]
+        parts = [f"{FEATURE_NAMES[cols[i]]}={x[cols[i]]:.3g} ({contrib[i]:+.2f} octaves)"
+                 for i in order if abs(contrib[i]) > 1e-6]
+        return ", ".join(parts) if parts else "no single feature stands out"
+
+    def _top_cols(self) -> np.ndarray:
+        return np.argsort(-self.importances_)[: self.explain_top]
+
+    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
+                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
+        return self.forecast_batch([(problem, candidate)], hardware, relative_to,
+                                   [parent])[0]
+
+    def forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware,
+                       relative_to: str = "reference",
+                       parents: Sequence[Candidate | None] | None = None) -> list[Forecast]:
+        """Forecasts for many candidates in one model call per step; order is kept."""
+        self._require_fitted()
+        if relative_to not in ("reference", "parent"):
+            raise ValueError(f"relative_to is 'reference' or 'parent', got {relative_to!r}")
+        if not items:
+            return []
+        parents = list(parents) if parents is not None else [None] * len(items)
+        X = feature_matrix([(p, c, hardware) for p, c in items])
+        probs = self.predict_proba(X)
+        p_fail = self.predict_fail(X)
+        cols = self._top_cols()
+        contrib = self._contributions(X, cols)
+        for (p, c), x in zip(items, X):
+            self._remember((c.id, hardware.key), x)
+        parent_probs: dict[int, np.ndarray] = {}
+        if relative_to == "parent":
+            idx = [i for i, par in enumerate(parents) if par is not None]
+            if idx:
+                Xp = feature_matrix([(items[i][0], parents[i], hardware) for i in idx])
+                for i, row in zip(idx, self.predict_proba(Xp)):
+                    parent_probs[i] = row
+        out = []
+        for i, (p, c) in enumerate(items):
+            common = dict(forecaster=self.name, candidate_id=c.id, problem_id=p.id,
+                          hardware_key=hardware.key, relative_to=relative_to)
+            words = self._words(X[i], contrib[i], cols)
+            if relative_to == "parent":
+                if i not in parent_probs:
+                    out.append(Forecast.abstention(reason="a parent-relative forecast needs the "
+                                                   "parent", **common))
+                    continue
+                dist = relative_distribution(probs[i], parent_probs[i])
+                lead = (f"Child ~{2 ** float(probs[i] @ _MID):.2g}x and parent "
+                        f"~{2 ** float(parent_probs[i] @ _MID):.2g}x over the reference")
+            else:
+                dist = probs[i]
+                lead = f"Boosted trees expect ~{2 ** float(dist @ _MID):.2g}x"
+            out.append(Forecast(probabilities=tuple(float(v) for v in dist),
+                                reasoning=f"{lead}; strongest features: {words}.",
+                                p_fail=float(p_fail[i]), **common))
+        return out
+
+    def _remember(self, key: tuple, x: np.ndarray) -> None:
+        self._explain_cache[key] = x
+        self._explain_cache.move_to_end(key)
+        while len(self._explain_cache) > 10_000:
+            self._explain_cache.popitem(last=False)
+
+    def explain(self, forecast: Forecast, k: int = 3) -> str:
+        """Words naming the features that moved this forecast most (vs. the training medians).
+
+        Works for forecasts this instance made (their features are remembered)."""
+        self._require_fitted()
+        x = self._explain_cache.get((forecast.candidate_id, forecast.hardware_key))
+        if x is None:
+            raise WorkbenchError(f"no features remembered for candidate {forecast.candidate_id} "
+                                 f"on {forecast.hardware_key}; forecast it with this forecaster "
+                                 "first, then call explain")
+        cols = self._top_cols()
+        contrib = self._contributions(x[None, :], cols)[0]
+        return (f"Expected log2-speedup {float(self.predict_proba(x[None, :])[0] @ _MID):+.2f}; "
+                f"moved most by {self._words(x, contrib, cols, k)}.")
+
+    # ------------------------------------------------------------------ persistence
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["_explain_cache"] = OrderedDict()
+        return state
+
+    def save(self, path: str | Path) -> Path:
+        """Write the fitted forecaster to `path` (joblib)."""
+        self._require_fitted()
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        joblib.dump({"format": _FORMAT, "features": FEATURE_NAMES, "model": self}, path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "LearnedForecaster":
+        """Read a forecaster written by `save`; refuses files from another feature set."""
+        try:
+            blob = joblib.load(Path(path))
+        except (OSError, EOFError, ValueError) as e:
+            raise ConfigError(f"{path}: cannot read a saved learned forecaster ({e})") from e
+        if not isinstance(blob, dict) or blob.get("format") != _FORMAT:
+            raise ConfigError(f"{path}: not a learned forecaster saved by this workbench version")
+        if tuple(blob["features"]) != FEATURE_NAMES:
+            raise ConfigError(f"{path}: saved with a different feature set; re-fit it "
+                              "(`workbench evaluate` or LearnedForecaster().fit(...))")
+        return blob["model"]

@@ -1,0 +1,418 @@
+"""The search run loop: select a parent, generate, forecast, decide, measure, archive.
+
+Every event is persisted with `store.add_event` as it happens, so a run can be watched live
+from another thread or process (poll `store.events(search_id, after_seq)`), stopped, resumed
+after a crash with nothing lost, and replayed deterministically.
+
+Event kinds and payloads (all carry "step"):
+  started / resumed   {"config"} / {"at_seq"}
+  selected            {"parent_id"}               (None for step 0, the seeding step)
+  generated           {"candidate": Candidate dict}
+  failed_generation   {"reason", "raw", tokens...}
+  forecast            {"forecast": Forecast dict}
+  trusted             {"candidate_id", "expected_speedup"}
+  queued              {"candidate_id", "rank"}
+  measured            {"measurement": Measurement dict}
+  archived            {"entry": archive Entry payload}
+  step_done           {"gpu_measurements", "considered"}
+  stopped / finished  {"reason", "summary"}
+
+Determinism: step s draws from `random.Random(f"{seed}:{s}")`, and a step depends only on the
+state left by the steps before it, which is rebuilt from events. A crash inside a step is
+repaired on resume by re-running that step: events it had already written are reused (not
+written twice, not re-measured), the missing ones are written. Budget = number of `measured`
+events; the loop never queues more than the budget has left.
+"""
+from __future__ import annotations
+
+import math
+import random
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from workbench.errors import ConfigError
+from workbench.records import Candidate, Forecast, Measurement, Problem, Status
+from workbench.search.archive import MEASURED, TRUSTED, Archive, Entry
+from workbench.search.generators import FailedGeneration, GenerationContext, Generator
+from workbench.search.methods import Method, MethodContext
+from workbench.search.selection import PUCTSelector, Selector
+
+_CONFIG_KEYS = ("problem_id", "method", "generator", "forecaster", "budget", "seed", "selector",
+                "hardware_key", "max_seeds")
+
+
+@dataclass
+class _Partial:
+    """Events already written for the step being (re)run, keyed by (kind, key)."""
+
+    step: int = -1
+    events: dict[tuple[str, str], dict] = field(default_factory=dict)
+
+    def get(self, kind: str, key: str = "") -> dict | None:
+        return self.events.get((kind, key))
+
+    def kinds(self) -> set[str]:
+        return {k for k, _ in self.events}
+
+
+def _key(kind: str, payload: dict) -> str:
+    if kind == "generated":
+        return payload["candidate"]["id"]
+    if kind == "forecast":
+        return payload["forecast"]["candidate_id"]
+    if kind == "measured":
+        return payload["measurement"]["candidate_id"]
+    if kind == "archived":
+        return payload["entry"]["candidate_id"]
+    if kind in ("trusted", "queued"):
+        return payload["candidate_id"]
+    if kind == "failed_generation":
+        return str(payload.get("index", ""))
+    return ""
+
+
+class SearchRun:
+    """One kernel search of `problem`, driven by `step()` (ask/tell inside) or `run()`.
+
+    budget: GPU measurements allowed (seeds included). max_seeds: seeds measured at step 0.
+    max_steps: parent expansions allowed (default 20 * budget) and max_idle: consecutive steps
+    that produce no new child before the run ends as exhausted.
+    """
+
+    def __init__(self, store, problem: Problem, executor, generator: Generator, forecaster, method: Method,
+                 budget: int, seed: int = 0, selector: Selector | None = None, max_seeds: int = 4,
+                 max_steps: int | None = None, max_idle: int = 25, name: str = ""):
+        if budget < 1:
+            raise ConfigError(f"budget must be at least 1 GPU measurement, got {budget}")
+        if method.needs_forecaster and forecaster is None:
+            raise ConfigError(f"method {method.name} needs a forecaster; pass --forecaster or use measure_all")
+        self.store, self.problem, self.executor = store, problem, executor
+        self.generator, self.forecaster, self.method = generator, forecaster, method
+        self.budget, self.seed, self.max_seeds = int(budget), int(seed), int(max_seeds)
+        self.selector = selector or PUCTSelector()
+        self.max_steps = max_steps if max_steps is not None else 20 * self.budget
+        self.max_idle = max_idle
+        self.name = name
+        self.hardware = executor.hardware
+        self.search_id: str | None = None
+        self._stop = threading.Event()
+        self._reset_state()
+
+    # ------------------------------------------------------------------ state
+    def _reset_state(self) -> None:
+        self.archive = Archive()
+        self.candidates: dict[str, Candidate] = {}
+        self.forecasts: dict[str, Forecast] = {}
+        self.measurements: dict[str, Measurement] = {}
+        self.history: list[tuple[Forecast, Measurement]] = []
+        self.step_index = 0
+        self.used = 0
+        self.considered = 0
+        self.trusted = 0
+        self.failed_generations = 0
+        self.idle_steps = 0
+        self.finished = False
+        self.finish_reason = ""
+        self._partial = _Partial()
+        self._step_new: list[Candidate] = []
+        self.on_event: Callable[[str, dict], None] | None = None
+
+    def config(self) -> dict[str, Any]:
+        return {"problem_id": self.problem.id, "method": self.method.describe(), "generator": self.generator.name,
+                "forecaster": getattr(self.forecaster, "name", None), "budget": self.budget, "seed": self.seed,
+                "selector": self.selector.describe(), "hardware_key": self.hardware.key,
+                "max_seeds": self.max_seeds, "name": self.name}
+
+    @property
+    def budget_left(self) -> int:
+        return self.budget - self.used
+
+    # ------------------------------------------------------------------ events
+    def _emit(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """Write an event unless the step being repaired already wrote it; return its payload."""
+        payload = {"step": self.step_index, **payload}
+        prior = self._partial.get(kind, _key(kind, payload)) if self._partial.step == self.step_index else None
+        if prior is not None:
+            payload = prior
+        else:
+            self.store.add_event(self.search_id, kind, payload)
+        self._apply(kind, payload)
+        if self.on_event:
+            self.on_event(kind, payload)
+        return payload
+
+    def _apply(self, kind: str, p: dict[str, Any]) -> None:
+        """Update in-memory state from one event (used live and when resuming)."""
+        self.archive.apply(kind, p)
+        if kind == "generated":
+            c = Candidate.from_dict(p["candidate"])
+            self.candidates[c.id] = c
+            self.considered += 1
+        elif kind == "failed_generation":
+            self.failed_generations += 1
+        elif kind == "forecast":
+            f = Forecast.from_dict(p["forecast"])
+            self.forecasts[f.candidate_id] = f
+        elif kind == "trusted":
+            self.trusted += 1
+        elif kind == "measured":
+            m = Measurement.from_dict(p["measurement"])
+            self.measurements[m.candidate_id] = m
+            self.used += 1
+            f = self.forecasts.get(m.candidate_id)
+            if f is not None and m.ok and m.speedup:
+                self.history.append((f, m))
+        elif kind == "step_done":
+            self.step_index = p["step"] + 1
+            self.idle_steps = p.get("idle_steps", 0)
+        elif kind == "finished":
+            self.finished = True
+            self.finish_reason = p.get("reason", "")
+
+    # ------------------------------------------------------------------ lifecycle
+    def start(self) -> str:
+        """Create the search in the store (idempotent); returns its id."""
+        if self.search_id is None:
+            self.search_id = self.store.create_search(self.config())
+            self.store.add_event(self.search_id, "started", {"step": 0, "config": self.config()})
+            self.store.set_search_state(self.search_id, "running")
+        return self.search_id
+
+    def resume(self, search_id: str) -> "SearchRun":
+        """Attach to an existing search and rebuild its state from its events.
+
+        The components given to the constructor must match the stored configuration (same
+        problem, method, generator, budget, seed, ...); a mismatch raises ConfigError.
+        """
+        info = self.store.get_search(search_id)
+        if info is None:
+            raise ConfigError(f"no search {search_id!r} in this database; `workbench search --list` shows them")
+        mine = self.config()
+        diff = [k for k in _CONFIG_KEYS if info.get(k) != mine.get(k)]
+        if diff:
+            raise ConfigError(f"search {search_id} was started with different settings ({', '.join(diff)}: "
+                              f"{[info.get(k) for k in diff]} vs {[mine.get(k) for k in diff]}); resume it with "
+                              "the same problem, method, generator, forecaster, budget and seed")
+        self._reset_state()
+        self.search_id = search_id
+        events = self.store.events(search_id)
+        last_done = max((i for i, e in enumerate(events) if e["kind"] == "step_done"), default=-1)
+        for e in events[: last_done + 1]:
+            self._apply(e["kind"], e["payload"])
+        tail = events[last_done + 1:]
+        for e in tail:
+            if e["kind"] == "finished":
+                self._apply(e["kind"], e["payload"])
+        step_events = [e for e in tail if e["payload"].get("step") == self.step_index
+                       and e["kind"] not in ("resumed", "stopped", "started", "finished")]
+        self._partial = _Partial(self.step_index, {(e["kind"], _key(e["kind"], e["payload"])): e["payload"]
+                                                   for e in step_events})
+        if not self.finished:
+            self.store.add_event(search_id, "resumed", {"step": self.step_index, "at_seq": len(events)})
+            self.store.set_search_state(search_id, "running")
+        return self
+
+    def stop(self) -> None:
+        """Ask the run to stop after the current step (thread-safe)."""
+        self._stop.set()
+
+    # ------------------------------------------------------------------ one step
+    def step(self) -> bool:
+        """Run one step (step 0 seeds; later steps expand one parent). False when the run is over."""
+        if self.search_id is None:
+            self.start()
+        if self.finished:
+            return False
+        if self.budget_left <= 0:
+            return self._finish("budget spent")
+        if self.step_index > self.max_steps:
+            return self._finish("max_steps reached")
+        rng = random.Random(f"{self.seed}:{self.step_index}")
+        if self.step_index == 0:
+            self._emit("selected", {"parent_id": None})
+            proposals = self._reuse_or(lambda: self.generator.seeds(self.problem)[: self.max_seeds])
+            new = self._record_generated(proposals, parent=None)
+            self._forecast(new)
+            self._measure_and_archive(new, parent=None)
+        else:
+            parent_id = self.selector.select(self.archive, rng, self.step_index)
+            if parent_id is None:
+                return self._finish("no usable parent: every archived kernel failed")
+            self._emit("selected", {"parent_id": parent_id})
+            parent = self.candidates[parent_id]
+            entry = self.archive[parent_id]
+            ctx = GenerationContext(problem=self.problem, parent=parent, n=self.method.n_children, rng=rng,
+                                    seen=set(self.candidates), parent_measurement=self.measurements.get(parent_id),
+                                    parent_speedup=entry.speedup, hardware_key=self.hardware.key)
+            proposals = self._reuse_or(lambda: self.generator.children(ctx))
+            new = self._record_generated(proposals, parent=parent)
+            fc = self._forecast(new)
+            plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.budget_left, list(self.history)))
+            by_id = {c.id: c for c in new}
+            for cid in plan.trust:
+                self._trust(by_id[cid], fc.get(cid), parent_id)
+            self._measure_and_archive([by_id[cid] for cid in plan.measure], parent=parent)
+        self.idle_steps = 0 if self._step_new else self.idle_steps + 1
+        self._emit("step_done", {"gpu_measurements": self.used, "considered": self.considered,
+                                 "idle_steps": self.idle_steps})
+        if self.budget_left <= 0:
+            return self._finish("budget spent")
+        if self.idle_steps >= self.max_idle:
+            return self._finish("exhausted: the generator proposes no new candidates")
+        if self._stop.is_set():
+            self.store.add_event(self.search_id, "stopped", {"step": self.step_index, "summary": self.summary()})
+            self.store.set_search_state(self.search_id, "stopped", summary=self.summary())
+            return False
+        return True
+
+    def _reuse_or(self, generate: Callable[[], list]) -> list:
+        """Generation for this step: reuse the repaired step's proposals when generation had
+        completed before the crash (a later stage was written), else generate."""
+        p = self._partial
+        later = {"forecast", "trusted", "queued", "measured", "archived"}
+        if p.step == self.step_index and p.kinds() & later:
+            out: list = []
+            for (kind, _), payload in p.events.items():
+                if kind == "generated":
+                    out.append(Candidate.from_dict(payload["candidate"]))
+                elif kind == "failed_generation":
+                    out.append(FailedGeneration(payload["reason"], payload.get("raw", "")))
+            return out
+        return list(generate())
+
+    def _record_generated(self, proposals: list, parent: Candidate | None) -> list[Candidate]:
+        new: list[Candidate] = []
+        for i, prop in enumerate(proposals):
+            if isinstance(prop, FailedGeneration):
+                self._emit("failed_generation", {"index": i, "parent_id": parent.id if parent else None,
+                                                 **prop.to_payload()})
+                continue
+            if prop.id in self.candidates or prop.problem_id != self.problem.id:
+                continue
+            self.store.put_candidate(prop)
+            self._emit("generated", {"candidate": prop.to_dict(), "parent_id": parent.id if parent else None})
+            new.append(prop)
+        self._step_new = new
+        return new
+
+    def _forecast(self, cands: list[Candidate]) -> dict[str, Forecast]:
+        out: dict[str, Forecast] = {}
+        if self.forecaster is None or not cands:
+            return out
+        todo = []
+        for c in cands:
+            prior = self._partial.get("forecast", c.id) if self._partial.step == self.step_index else None
+            if prior is not None:
+                self._emit("forecast", prior)
+                out[c.id] = self.forecasts[c.id]
+            else:
+                todo.append(c)
+        if todo:
+            fs = self.forecaster.forecast_batch([(self.problem, c) for c in todo], self.hardware,
+                                                relative_to="reference")
+            for f in fs:
+                self.store.put_forecast(f)
+                self._emit("forecast", {"forecast": f.to_dict()})
+                out[f.candidate_id] = f
+        return out
+
+    def _trust(self, c: Candidate, f: Forecast | None, parent_id: str) -> None:
+        expected = 2.0 ** f.expected_log2_speedup if f is not None else None
+        self._emit("trusted", {"candidate_id": c.id, "expected_speedup": expected})
+        self._archive(c, kind=TRUSTED, status="trusted", speedup=expected, parent_id=parent_id)
+
+    def _measure_and_archive(self, queue: list[Candidate], parent: Candidate | None) -> None:
+        queue = queue[: max(0, self.budget_left)]
+        todo: list[Candidate] = []
+        reused: dict[str, Measurement] = {}
+        for rank, c in enumerate(queue):
+            self._emit("queued", {"candidate_id": c.id, "rank": rank})
+            prior = self._partial.get("measured", c.id) if self._partial.step == self.step_index else None
+            if prior is not None:
+                reused[c.id] = Measurement.from_dict(prior["measurement"])
+            else:
+                todo.append(c)
+        fresh = dict(zip([c.id for c in todo], self.executor.measure(self.problem, todo))) if todo else {}
+        for c in queue:  # events in queue order, whatever order the executor finished in
+            m = reused.get(c.id) or fresh[c.id]
+            if c.id in fresh:
+                self.store.put_measurement(m)
+            self._emit("measured", {"measurement": m.to_dict()})
+            self._archive(c, kind=MEASURED, status=m.status.value, speedup=m.speedup if m.ok else None,
+                          parent_id=parent.id if parent else None)
+
+    def _archive(self, c: Candidate, kind: str, status: str, speedup: float | None, parent_id: str | None) -> None:
+        island = self.selector.island_of_child(self.archive, parent_id, len(self.archive))
+        entry = Entry(candidate_id=c.id, parent_id=parent_id, generation=c.generation, origin=c.origin,
+                      kind=kind, status=status, speedup=speedup, step=self.step_index, island=island)
+        self._emit("archived", {"entry": entry.to_payload()})
+
+    def _finish(self, reason: str) -> bool:
+        if not self.finished:
+            self.finished, self.finish_reason = True, reason
+            summary = self.summary()
+            self._emit("finished", {"reason": reason, "summary": summary})
+            self.store.set_search_state(self.search_id, "finished", summary=summary)
+        return False
+
+    # ------------------------------------------------------------------ driving
+    def run(self, progress: bool = False, max_steps: int | None = None) -> dict[str, Any]:
+        """Step until the budget is spent, the run is stopped or exhausted; returns `summary()`."""
+        self._stop.clear()
+        bar = None
+        if progress:
+            from tqdm import tqdm
+
+            bar = tqdm(total=self.budget, initial=self.used, unit="gpu", desc=f"search {self.problem.id}")
+        try:
+            n = 0
+            while self.step():
+                n += 1
+                if bar is not None:
+                    bar.n = self.used
+                    best = self.archive.best_measured()
+                    bar.set_postfix(best=f"{best.speedup:.3f}x" if best else "-", considered=self.considered)
+                if max_steps is not None and n >= max_steps:
+                    break
+            if bar is not None:
+                bar.n = self.used
+                bar.refresh()
+        finally:
+            if bar is not None:
+                bar.close()
+        return self.summary()
+
+    def summary(self) -> dict[str, Any]:
+        """Best measured speedup, GPU measurements used, candidates considered, and forecast
+        accuracy (exact and within one bin) on the correct measured candidates that had a forecast."""
+        best = self.archive.best_measured()
+        n = len(self.history)
+        exact = sum(1 for f, m in self.history if f.predicted_bin == m.bin)
+        near = sum(1 for f, m in self.history if abs(f.predicted_bin - (m.bin or 0)) <= 1)
+        failed = sum(1 for m in self.measurements.values() if m.status is not Status.OK)
+        return {"search_id": self.search_id, "problem_id": self.problem.id, "method": self.method.name,
+                "best_speedup": best.speedup if best else None,
+                "best_candidate_id": best.candidate_id if best else None,
+                "gpu_measurements": self.used, "budget": self.budget, "candidates_considered": self.considered,
+                "trusted": self.trusted, "failed_measurements": failed,
+                "failed_generations": self.failed_generations, "steps": self.step_index,
+                "forecast_pairs": n, "forecast_bin_accuracy": exact / n if n else None,
+                "forecast_within_one_bin": near / n if n else None,
+                "finished": self.finished, "finish_reason": self.finish_reason}
+
+
+def best_curve(events: list[dict]) -> list[tuple[int, float]]:
+    """(GPU measurements used, best measured speedup so far) after each correct measurement that
+    improved the best, from a search's events."""
+    out: list[tuple[int, float]] = []
+    used, best = 0, -math.inf
+    for e in events:
+        if e["kind"] != "measured":
+            continue
+        used += 1
+        m = e["payload"]["measurement"]
+        if m["status"] == "ok" and m.get("speedup") and m["speedup"] > best:
+            best = m["speedup"]
+            out.append((used, best))
+    return out

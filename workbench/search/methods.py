@@ -1,0 +1,251 @@
+"""Search methods: how many children to generate per parent and which of them to measure.
+
+Every method has the same interface and the same budget accounting: the run loop measures the
+`measure` list of a Plan in order and stops at the GPU budget, so a method can never spend more
+than the budget. `trust` lists candidates whose forecast stands in for a measurement (archived
+as *trusted*, never as measured); everything else is dropped after forecasting.
+
+- measure_all        k children, all measured (the baseline).
+- screen_topk        m*k children, forecast, the top k by expected log2 speedup measured.
+- selective          m*k children, forecast; a selective policy (trust | defer) lets confident
+                     forecasts stand in for measurements; deferred ones are ranked and the top k
+                     measured.
+- uncertainty_aware  m*k children, forecast; ranked by expected improvement over the parent,
+                     EI = (1 - p_fail) * sum_b p_b * max(mid_b - S_parent, 0) / S_parent; only
+                     those with EI above `min_gain` are measured (top k), confident
+                     no-improvement forecasts are trusted, so budget goes where a gain is likely.
+"""
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from workbench import bins
+from workbench.errors import ConfigError
+from workbench.records import Candidate, Forecast, Measurement
+
+
+class SelectivePolicy(Protocol):
+    """What `workbench.calibration.selective` policies offer (ThresholdPolicy, ConformalRiskController)."""
+
+    def calibrate(self, forecasts: Sequence[Forecast], measurements: Sequence[Measurement]) -> Any: ...
+
+    def decide(self, forecast: Forecast) -> str: ...  # "trust" | "defer"
+
+
+@dataclass
+class Plan:
+    """What to do with a parent's children. Ids only; `scores` is the ranking score used."""
+
+    measure: list[str] = field(default_factory=list)
+    trust: list[str] = field(default_factory=list)
+    drop: list[str] = field(default_factory=list)
+    scores: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class MethodContext:
+    """The state a method may use. `history` = (forecast, measurement) pairs of this search's
+    correct measured candidates, in measurement order (what a policy calibrates on)."""
+
+    parent_speedup: float | None
+    budget_left: int
+    history: list[tuple[Forecast, Measurement]] = field(default_factory=list)
+
+
+class Method(abc.ABC):
+    name: str
+    #: True when the method cannot run without a forecaster.
+    needs_forecaster: bool = True
+
+    def __init__(self, k: int = 4, m: int = 4):
+        if k < 1 or m < 1:
+            raise ConfigError(f"k and m must be >= 1, got k={k}, m={m}")
+        self.k = k
+        self.m = m
+
+    @property
+    def n_children(self) -> int:
+        """Children to generate per parent."""
+        return self.k * self.m
+
+    def describe(self) -> dict[str, Any]:
+        return {"name": self.name, "k": self.k, "m": self.m}
+
+    @abc.abstractmethod
+    def plan(self, children: Sequence[Candidate], forecasts: dict[str, Forecast], ctx: MethodContext) -> Plan:
+        """Decide measure / trust / drop for `children` (forecasts keyed by candidate id)."""
+
+
+def _expected(f: Forecast | None) -> float:
+    """Ranking score: expected log2 speedup; an abstention or a missing forecast ranks as 0 (1x)."""
+    if f is None or f.abstained:
+        return 0.0
+    return f.expected_log2_speedup
+
+
+class MeasureAll(Method):
+    name = "measure_all"
+    needs_forecaster = False
+
+    def __init__(self, k: int = 4):
+        super().__init__(k, 1)
+
+    def plan(self, children, forecasts, ctx) -> Plan:
+        return Plan(measure=[c.id for c in children])
+
+
+class ScreenTopK(Method):
+    name = "screen_topk"
+
+    def plan(self, children, forecasts, ctx) -> Plan:
+        scores = {c.id: _expected(forecasts.get(c.id)) for c in children}
+        ranked = sorted(children, key=lambda c: -scores[c.id])  # stable: ties keep generation order
+        return Plan(measure=[c.id for c in ranked[: self.k]], drop=[c.id for c in ranked[self.k:]],
+                    scores=scores)
+
+
+def default_policy_factory() -> SelectivePolicy:
+    """A ConformalRiskController from `workbench.calibration.selective` with its defaults."""
+    try:
+        from workbench.calibration.selective import ConformalRiskController
+    except ImportError as e:  # pragma: no cover - depends on the calibration package being present
+        raise ConfigError("the selective and uncertainty_aware methods need workbench.calibration.selective "
+                          f"(ConformalRiskController), which cannot be imported ({e}); pass policy=... "
+                          "or use screen_topk") from e
+    return ConformalRiskController()
+
+
+class _PolicyMethod(Method):
+    """Shared policy handling: calibrate on the search's own history once it is long enough;
+    until then (or when calibration fails) every forecast is deferred."""
+
+    def __init__(self, k: int = 4, m: int = 4, policy: SelectivePolicy | None = None,
+                 policy_factory: Callable[[], SelectivePolicy] | None = None,
+                 min_calibration: int = 16, recalibrate: bool = True, min_measure: int = 1):
+        super().__init__(k, m)
+        self._fixed = policy
+        self._factory = policy_factory or default_policy_factory
+        self.min_calibration = min_calibration
+        self.recalibrate = recalibrate and policy is None
+        self.min_measure = min_measure
+        self._calibrated_on = -1
+        self._policy: SelectivePolicy | None = policy
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "min_calibration": self.min_calibration,
+                "policy": type(self._fixed).__name__ if self._fixed is not None else "conformal(default)",
+                "min_measure": self.min_measure}
+
+    def policy(self, history: Sequence[tuple[Forecast, Measurement]]) -> SelectivePolicy | None:
+        """The policy to use now, or None while it is not calibrated (then defer everything)."""
+        if self._fixed is not None:
+            return self._fixed
+        if len(history) < self.min_calibration:
+            return None
+        if self._policy is None or (self.recalibrate and len(history) != self._calibrated_on):
+            pol = self._factory()
+            try:
+                pol.calibrate([f for f, _ in history], [m for _, m in history])
+            except Exception:  # noqa: BLE001 - e.g. too little data for the guarantee: defer all
+                self._policy = None
+                self._calibrated_on = len(history)
+                return None
+            self._policy, self._calibrated_on = pol, len(history)
+        return self._policy
+
+    @staticmethod
+    def decide(policy: SelectivePolicy | None, f: Forecast | None) -> str:
+        if policy is None or f is None or f.abstained:
+            return "defer"
+        return "trust" if policy.decide(f) == "trust" else "defer"
+
+
+class Selective(_PolicyMethod):
+    """Confident forecasts stand in for measurements; unsure ones go to the GPU (top k of them).
+    At least `min_measure` child is measured per parent (the best-ranked) so the archive stays
+    grounded in measurements and the budget is always spent."""
+
+    name = "selective"
+
+    def plan(self, children, forecasts, ctx) -> Plan:
+        pol = self.policy(ctx.history)
+        scores = {c.id: _expected(forecasts.get(c.id)) for c in children}
+        ranked = sorted(children, key=lambda c: -scores[c.id])
+        defer = [c.id for c in ranked if self.decide(pol, forecasts.get(c.id)) == "defer"]
+        trust = [c.id for c in ranked if c.id not in set(defer)]
+        measure = defer[: self.k]
+        if len(measure) < self.min_measure:
+            extra = [cid for cid in trust if cid not in measure][: self.min_measure - len(measure)]
+            measure += extra
+            trust = [cid for cid in trust if cid not in extra]
+        drop = [cid for cid in defer if cid not in measure]
+        return Plan(measure=measure, trust=trust, drop=drop, scores=scores)
+
+
+def expected_improvement(f: Forecast, parent_speedup: float) -> float:
+    """E[max(S - S_parent, 0)] / S_parent under the forecast (bin midpoints), times 1 - p_fail.
+
+    Unit: fraction of the parent's speedup (0.1 = an expected 10% gain).
+    """
+    if parent_speedup <= 0:
+        raise ValueError("parent_speedup must be positive")
+    gain = sum(p * max(mid - parent_speedup, 0.0) for p, mid in zip(f.probabilities, bins.MIDPOINTS))
+    p_fail = f.p_fail if f.p_fail is not None else 0.0
+    return (1.0 - min(max(p_fail, 0.0), 1.0)) * gain / parent_speedup
+
+
+class UncertaintyAware(_PolicyMethod):
+    """Measure where a gain over the parent is likely; trust confident no-gain forecasts.
+
+    Children are ranked by expected improvement over the parent. A child is *trusted* (not
+    measured) when the policy trusts its forecast; the rest are measured in EI order, top k,
+    skipping those whose EI is below `min_gain`. An abstention is always a measurement
+    candidate (ranked by the EI of its uniform distribution). At least `min_measure` per parent.
+    """
+
+    name = "uncertainty_aware"
+
+    def __init__(self, k: int = 4, m: int = 4, min_gain: float = 0.02, **kw: Any):
+        super().__init__(k, m, **kw)
+        self.min_gain = min_gain
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "min_gain": self.min_gain}
+
+    def plan(self, children, forecasts, ctx) -> Plan:
+        pol = self.policy(ctx.history)
+        s_parent = ctx.parent_speedup if ctx.parent_speedup and ctx.parent_speedup > 0 else 1.0
+        scores = {}
+        for c in children:
+            f = forecasts.get(c.id)
+            scores[c.id] = expected_improvement(f, s_parent) if f is not None else float("inf")
+        ranked = sorted(children, key=lambda c: -scores[c.id])
+        trust = [c.id for c in ranked if self.decide(pol, forecasts.get(c.id)) == "trust"]
+        trusted = set(trust)
+        unsure = [c.id for c in ranked if c.id not in trusted]
+        measure = [cid for cid in unsure if scores[cid] >= self.min_gain][: self.k]
+        if len(measure) < self.min_measure:
+            rest = [c.id for c in ranked if c.id not in measure]
+            extra = rest[: self.min_measure - len(measure)]
+            measure += extra
+            trust = [cid for cid in trust if cid not in extra]
+        drop = [cid for cid in unsure if cid not in measure]
+        return Plan(measure=measure, trust=trust, drop=drop, scores=scores)
+
+
+METHODS = ("measure_all", "screen_topk", "selective", "uncertainty_aware")
+
+
+def make_method(name: str, k: int = 4, m: int = 4, **kw: Any) -> Method:
+    """A method by name with k measured (and m*k generated) children per parent."""
+    if name == "measure_all":
+        return MeasureAll(k)
+    if name == "screen_topk":
+        return ScreenTopK(k, m)
+    if name == "selective":
+        return Selective(k, m, **kw)
+    if name == "uncertainty_aware":
+        return UncertaintyAware(k, m, **kw)
+    raise ConfigError(f"unknown method {name!r}; choose from {', '.join(METHODS)}")
