@@ -11,8 +11,11 @@ from workbench.errors import WorkbenchError
 # Command groups, in the order `--help` lists them.
 COMMAND_MODULES = [
     "workbench.commands.problems",
+    "workbench.commands.measure",
     "workbench.commands.db",
     "workbench.commands.dataset",
+    "workbench.commands.search",
+    "workbench.commands.evaluate",
 ]
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ConfidencePolicy, NoisyOracleForecaster, synthetic_pool
+from conftest import ConfidencePolicy, NoisyOracleForecaster
 from workbench.errors import ConfigError
 from workbench.execution.executors import CacheExecutor
 from workbench.search import (METHODS, Archive, LLMGenerator, MutationGenerator, ReplayGenerator, SearchRun,

@@ -37,10 +37,19 @@ def _done_ids(path: Path) -> set[str]:
 
 def run_batch(manifest: Path, out: Path, gpus: list[int] | None, workers: int | None,
               timeout_s: float, limit: int | None = None, options: dict | None = None) -> collections.Counter:
-    rows = [json.loads(line) for line in manifest.read_text().splitlines() if line.strip()]
+    rows = []
+    for n, line in enumerate(manifest.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+            rows.append((Problem.from_dict(r["problem"]), Candidate.from_dict(r["candidate"])))
+        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            print(f"[batch] {manifest}:{n}: skipped, not a manifest line ({type(e).__name__}: {e}); "
+                  'expected {"problem": Problem.to_dict(), "candidate": Candidate.to_dict()}',
+                  file=sys.stderr, flush=True)
     done = _done_ids(out)
-    todo = [(Problem.from_dict(r["problem"]), Candidate.from_dict(r["candidate"])) for r in rows
-            if r["candidate"]["id"] not in done]
+    todo = [(p, c) for p, c in rows if c.id not in done]
     if limit:
         todo = todo[:limit]
     print(f"[batch] {len(rows)} in manifest, {len(done)} already in {out}, {len(todo)} to measure",
@@ -50,6 +59,9 @@ def run_batch(manifest: Path, out: Path, gpus: list[int] | None, workers: int | 
     counts: collections.Counter = collections.Counter()
     lock = threading.Lock()
     t0 = time.time()
+    if out.exists() and out.stat().st_size and not out.read_bytes().endswith(b"\n"):
+        with open(out, "a") as fh:  # a line cut by a kill: end it so new lines stay whole
+            fh.write("\n")
     with ex, open(out, "a") as fh:
         futures = {}
         for p, c in todo:

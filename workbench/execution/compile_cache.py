@@ -10,14 +10,19 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from workbench.records import Candidate, Hardware
+from workbench.records import Candidate, Hardware, normalise_source
 
 DEFAULT_ROOT = Path(__file__).resolve().parents[2] / "kernels_cache" / "build"
 
 
 def build_key(candidate: Candidate, hardware: Hardware) -> str:
+    """16 hex digits of sha256(normalised source, torch, CUDA, compute capability, GPU type).
+
+    The source is normalised like candidate ids (Python comments and blank lines dropped;
+    string contents, such as CUDA code, kept verbatim), so a cosmetic edit is a cache hit.
+    """
     h = hashlib.sha256()
-    for part in (candidate.source, hardware.torch_version, hardware.cuda_version,
+    for part in (normalise_source(candidate.source), hardware.torch_version, hardware.cuda_version,
                  hardware.compute_capability, hardware.key):
         h.update(part.encode())
         h.update(b"\0")

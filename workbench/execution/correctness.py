@@ -8,6 +8,16 @@ from typing import Any
 TOLERANCES = {"float32": (1e-4, 1e-4), "float64": (1e-7, 1e-7), "bfloat16": (2e-2, 2e-2),
               "float16": (1e-2, 1e-2)}
 LOOSE = (2e-2, 2e-2)
+#: fp32 problems built on matmuls/convolutions may use TF32 tensor cores (Triton's default for
+#: tl.dot): relative 2e-3, absolute 2e-3 times the RMS of the reference output.
+MATMUL_FP32 = 2e-3
+_MATMUL_WORDS = {"matmul", "conv", "attention", "gemm", "bmm", "linear"}
+
+
+def is_matmul_like(category: str, tags) -> bool:
+    """Whether a problem's main work is a matmul or convolution (by its category and tags)."""
+    words = {category, *tags}
+    return any(w.split("-")[0] in _MATMUL_WORDS for w in words if w)
 
 
 def tolerance_for(dtype) -> tuple[float, float]:
@@ -18,11 +28,12 @@ def _flatten(x: Any) -> list:
     return list(x) if isinstance(x, (tuple, list)) else [x]
 
 
-def compare_outputs(out: Any, ref: Any, reduced_k: int = 1) -> tuple[bool, str]:
+def compare_outputs(out: Any, ref: Any, reduced_k: int = 1, matmul_like: bool = False) -> tuple[bool, str]:
     """(ok, reason). Checks type, count, shape, dtype, device, contiguity, finiteness and values.
 
     `reduced_k` scales the fp32 absolute tolerance for sums over long dimensions: a sum of k
-    float32 terms in another order differs by about sqrt(k) ulps.
+    float32 terms in another order differs by about sqrt(k) ulps. `matmul_like` (fp32 only)
+    accepts TF32 tensor-core accuracy, relative to the output's scale.
     """
     import torch
 
@@ -50,9 +61,13 @@ def compare_outputs(out: Any, ref: Any, reduced_k: int = 1) -> tuple[bool, str]:
             if bool(bad.any()) and not bool((~torch.isfinite(r))[bad].all()):
                 return False, f"{tag}: {int(bad.sum())} NaN/Inf value(s) where the reference is finite"
         atol, rtol = tolerance_for(o.dtype)
+        of, rf = o.double(), r.double()
         if o.dtype == torch.float32:
             atol *= max(1.0, reduced_k ** 0.5 / 8)
-        of, rf = o.double(), r.double()
+            if matmul_like:
+                fin = rf[torch.isfinite(rf)]
+                rms = float(fin.pow(2).mean().sqrt()) if fin.numel() else 1.0
+                atol, rtol = max(atol, MATMUL_FP32 * rms), MATMUL_FP32
         finite = torch.isfinite(rf)
         diff = (of - rf).abs()
         tol = atol + rtol * rf.abs()

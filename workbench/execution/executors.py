@@ -1,6 +1,7 @@
 """Executors: local GPU queue, CPU interpreter, and cache replay. See base.Executor."""
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -61,6 +62,52 @@ class _PoolExecutor(Executor):
             self._pool.shutdown(wait=True, cancel_futures=True)
 
 
+class _Gate:
+    """Shared/exclusive admission to one GPU for this executor's workers.
+
+    Normal jobs enter shared (many at once); a retry after a GPU out-of-memory error enters
+    exclusive: it waits until the GPU is free of this executor's jobs and keeps new ones out
+    while it runs, so a kernel that only failed because its neighbours held the memory gets
+    a fair second run.
+    """
+
+    def __init__(self) -> None:
+        self._cv = threading.Condition()
+        self._active = 0
+        self._exclusive_waiting = 0
+        self._exclusive = False
+
+    @contextlib.contextmanager
+    def shared(self):
+        with self._cv:
+            self._cv.wait_for(lambda: not self._exclusive and not self._exclusive_waiting)
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._active -= 1
+                self._cv.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self):
+        with self._cv:
+            self._exclusive_waiting += 1
+            self._cv.wait_for(lambda: self._active == 0 and not self._exclusive)
+            self._exclusive_waiting -= 1
+            self._exclusive = True
+        try:
+            yield
+        finally:
+            with self._cv:
+                self._exclusive = False
+                self._cv.notify_all()
+
+
+def _is_gpu_oom(m: Measurement) -> bool:
+    return m.status is Status.RUNTIME_ERROR and "out of memory" in m.reason.lower() and "CUDA" in m.reason
+
+
 class LocalGPUExecutor(_PoolExecutor):
     """Measures on local CUDA GPUs. Many workers compile and check concurrently; timing on
     each GPU is serialised by a file lock so two timings never share a GPU."""
@@ -89,18 +136,39 @@ class LocalGPUExecutor(_PoolExecutor):
         self._lock_dir = tempfile.mkdtemp(prefix="wb_gpu_locks_")
         self._next_gpu = itertools.cycle(self.gpus)
         self._gpu_lock = threading.Lock()
+        self._gates = {g: _Gate() for g in self.gpus}
+        # One CPU core per GPU is kept for the process that is timing on it (kernel launches
+        # are CPU-bound for small kernels; compiling neighbours must not delay them).
+        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        if len(cpus) >= 4 * len(self.gpus):
+            self._timing_cpus = {g: [cpus[i]] for i, g in enumerate(self.gpus)}
+            self._worker_cpus = cpus[len(self.gpus):]
+        else:
+            self._timing_cpus, self._worker_cpus = {}, []
 
     def _measure_one(self, problem: Problem, candidate: Candidate) -> Measurement:
         with self._gpu_lock:
             gpu = next(self._next_gpu)
         hw = self.hardware_by_gpu[gpu]
         timeout = self._timeout_s * (2 if candidate.backend == "cuda" else 1)
-        return run_in_sandbox(problem, candidate, hw, device="cuda", gpu_index=gpu, timeout_s=timeout,
-                              run_timeout_s=self._run_timeout_s,
-                              lock_path=os.path.join(self._lock_dir, f"gpu{gpu}.lock"),
-                              roofline_floor_ms=roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved),
-                              options={"gpu_memory_fraction": self._memory_fraction, **self._options},
-                              cache_root=self._cache_root)
+        options = {"gpu_memory_fraction": self._memory_fraction, "timing_cpus": self._timing_cpus.get(gpu),
+                   "worker_cpus": self._worker_cpus or None, **self._options}
+
+        def run(opts: dict) -> Measurement:
+            return run_in_sandbox(problem, candidate, hw, device="cuda", gpu_index=gpu, timeout_s=timeout,
+                                  run_timeout_s=self._run_timeout_s,
+                                  lock_path=os.path.join(self._lock_dir, f"gpu{gpu}.lock"),
+                                  roofline_floor_ms=roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved),
+                                  options=opts, cache_root=self._cache_root)
+
+        with self._gates[gpu].shared():
+            m = run(options)
+        if _is_gpu_oom(m):
+            with self._gates[gpu].exclusive():
+                m = run({**options, "gpu_memory_fraction": 0.9})
+            if not m.ok:
+                m = m.replace(reason=m.reason + " (also when run alone on the GPU)")
+        return m
 
 
 class CPUExecutor(_PoolExecutor):

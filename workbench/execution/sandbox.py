@@ -29,9 +29,11 @@ LOG_TAIL_CHARS = 8000
 MAX_LOG_BYTES = 64 * 2**20          # a flood beyond this kills the worker (RLIMIT_FSIZE)
 
 
-def _preexec(cpu_mem_bytes: int | None):
+def _preexec(cpu_mem_bytes: int | None, cpus: list[int] | None = None):
     def fn():
         os.setsid()  # own process group: a timeout kills the worker and all its children
+        if cpus and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, cpus)
         resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_LOG_BYTES, MAX_LOG_BYTES))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         if cpu_mem_bytes:
@@ -125,7 +127,7 @@ def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *
             proc = subprocess.Popen([sys.executable, "-m", "workbench.execution.worker", str(job_path),
                                      str(result_path)], stdout=log, stderr=subprocess.STDOUT,
                                     stdin=subprocess.DEVNULL, cwd=str(work), env=env,
-                                    preexec_fn=_preexec(cpu_mem_bytes))
+                                    preexec_fn=_preexec(cpu_mem_bytes, job.get("worker_cpus")))
             timed_out = _wait(proc, work / "phase", timeout_s, run_timeout_s, max_wait_s)
             rc = proc.returncode
         elapsed = time.time() - t0

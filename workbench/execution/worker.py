@@ -182,7 +182,8 @@ def _nudged(inputs):
     return out
 
 
-def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k: int, label: str) -> None:
+def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k: int, label: str,
+                matmul_like: bool) -> None:
     import torch
 
     torch.manual_seed(1000 + seed)
@@ -206,7 +207,7 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
     found = guards.output_findings(out, inputs, correctness._flatten(ref_out))
     if found:
         raise Verdict("cheat_suspected", "; ".join(found))
-    ok, why = correctness.compare_outputs(out, ref_out, reduced_k)
+    ok, why = correctness.compare_outputs(out, ref_out, reduced_k, matmul_like)
     if not ok:
         deg = guards.degenerate_finding(out, ref_out)
         if deg:
@@ -226,7 +227,7 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
             nxt = _to(problem_mod.get_inputs(), device)
         again = _run(new, _clone(nxt), device, f"candidate ({label}, {what})")
         ref_again = _run(ref, nxt, device, "reference")
-        ok, why = correctness.compare_outputs(again, ref_again, reduced_k)
+        ok, why = correctness.compare_outputs(again, ref_again, reduced_k, matmul_like)
         if not ok:
             if correctness.same_tensors(again, stale):
                 raise Verdict("cheat_suspected", f"{label}, call with {what}: returned the previous "
@@ -234,15 +235,19 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
             raise Verdict("incorrect", f"{label}, call with {what}: {why} (state kept between calls?)")
 
 
-def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, label: str) -> tuple[Any, Any]:
+def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, label: str,
+                      matmul_like: bool | None = None) -> tuple[Any, Any]:
     """Raise Verdict on any failure; return (ref_model, new_model) built at this size.
 
     The first seed runs the candidate before any reference call in this process; later seeds
     run it right after a reference call whose output memory was freed and poisoned.
     """
+    if matmul_like is None:
+        matmul_like = correctness.is_matmul_like(str(getattr(problem_mod, "CATEGORY", "")),
+                                                 tuple(getattr(problem_mod, "TAGS", ()) or ()))
     ref, new = _build(problem_mod, cand_mod, device, seeds[0])
     for i, seed in enumerate(seeds):
-        _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label)
+        _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label, matmul_like)
     return ref, new
 
 
@@ -338,6 +343,8 @@ def run_job(job: dict) -> dict:
         _phase(workdir, "waiting")
         with _gpu_lock(job.get("lock_path")):
             _phase(workdir, "timing")
+            if job.get("timing_cpus") and hasattr(os, "sched_setaffinity"):
+                os.sched_setaffinity(0, job["timing_cpus"])  # the core kept free for timing
             ref_stats = time_cuda(call(ref), input_sets, flush=flush, **opts)
             cand_stats = time_cuda(call(new), input_sets, flush=flush, **opts)
     else:

@@ -82,7 +82,7 @@ _ALLOC_OR_VIEW = {
     "empty_strided", "arange", "tensor", "as_strided", "contiguous", "view", "reshape", "flatten",
     "unsqueeze", "squeeze", "size", "stride", "numel", "dim", "t", "transpose", "permute",
     "expand", "is_contiguous", "data_ptr", "device", "dtype", "cdiv", "next_power_of_2",
-    "float", "to", "item", "len", "range", "int", "max", "min", "tuple", "list",
+    "float", "to", "item",
 }
 _BLOCK_KW = re.compile(r"\b(BLOCK\w*|block\w*|bm|bn|bk|TILE\w*|tile\w*)\s*=\s*(\d+)")
 _WARPS = re.compile(r"\b(?:num_warps|warps)\s*=\s*(\d+)")

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from sklearn.ensemble import HistGradientBoostingClassifier
 from sklearn.model_selection import GroupKFold
+from threadpoolctl import threadpool_limits
 
 from workbench import bins
 from workbench.errors import ConfigError, NotFittedError, WorkbenchError
@@ -88,19 +89,21 @@ class LearnedForecaster(Forecaster):
 
     Learned attributes after `fit`: `classifier_`, `temperature_`, `fail_model_` (None when
     training had one outcome only; then `fail_rate_` is used), `fail_rate_`, `medians_`,
+    `n_threads` bounds the OpenMP threads of training and prediction.
     `importances_` (mean |change of expected log2-speedup| when a feature is set to its
     median), `n_train_`, `train_problems_`, `hardware_keys_`.
     """
 
-    def __init__(self, name: str = "learned", max_iter: int = 200, learning_rate: float = 0.08,
+    def __init__(self, name: str = "learned", max_iter: int = 150, learning_rate: float = 0.1,
                  max_leaf_nodes: int = 15, calibration_folds: int = 3, explain_top: int = 6,
-                 seed: int = 0):
+                 n_threads: int = 1, seed: int = 0):
         self.name = name
         self.max_iter = max_iter
         self.learning_rate = learning_rate
         self.max_leaf_nodes = max_leaf_nodes
         self.calibration_folds = calibration_folds
         self.explain_top = explain_top
+        self.n_threads = n_threads
         self.seed = seed
         self._explain_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
 
@@ -114,6 +117,12 @@ class LearnedForecaster(Forecaster):
     def fit(self, problems: Sequence[Problem], candidates: Sequence[Candidate],
             measurements: Sequence[Measurement]) -> "LearnedForecaster":
         """Train on the measurements (ok ones for the bins, all for p_fail); returns self."""
+        # OpenMP threads beyond the few cores a small model can use only fight each other
+        # (on a busy 2-core machine, 100x slower); `n_threads` bounds them.
+        with threadpool_limits(self.n_threads):
+            return self._fit(problems, candidates, measurements)
+
+    def _fit(self, problems, candidates, measurements) -> "LearnedForecaster":
         rows = training_rows(problems, candidates, measurements)
         ok = [r for r in rows if r[3].bin is not None]
         if len(ok) < 10:
@@ -167,7 +176,9 @@ class LearnedForecaster(Forecaster):
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """(n, 8) calibrated bin probabilities for a feature matrix."""
         self._require_fitted()
-        p = self._expand(self.classifier_, self.classifier_.predict_proba(X))
+        with threadpool_limits(self.n_threads):
+            raw = self.classifier_.predict_proba(X)
+        p = self._expand(self.classifier_, raw)
         z = np.log(p) / self.temperature_
         z = np.exp(z - z.max(axis=1, keepdims=True))
         return z / z.sum(axis=1, keepdims=True)
@@ -177,7 +188,8 @@ class LearnedForecaster(Forecaster):
         self._require_fitted()
         if self.fail_model_ is None:
             return np.full(len(X), self.fail_rate_)
-        return self.fail_model_.predict_proba(X)[:, 1]
+        with threadpool_limits(self.n_threads):
+            return self.fail_model_.predict_proba(X)[:, 1]
 
     def _contributions(self, X: np.ndarray, cols: np.ndarray) -> np.ndarray:
         """(n, len(cols)): expected log2-speedup minus that with feature col set to its median."""
@@ -287,7 +299,7 @@ class LearnedForecaster(Forecaster):
         """Read a forecaster written by `save`; refuses files from another feature set."""
         try:
             blob = joblib.load(Path(path))
-        except (OSError, EOFError, ValueError) as e:
+        except Exception as e:  # noqa: BLE001 - any unreadable file gets the same clear error
             raise ConfigError(f"{path}: cannot read a saved learned forecaster ({e})") from e
         if not isinstance(blob, dict) or blob.get("format") != _FORMAT:
             raise ConfigError(f"{path}: not a learned forecaster saved by this workbench version")

@@ -42,10 +42,17 @@ class Model(nn.Module):
         self.eval()
 
     def forward(self, x):
-        h = F.silu(self.bn1(self.expand(x)))
-        h = F.silu(self.bn2(self.dw(h)))
-        s = torch.sigmoid(self.se_expand(F.silu(self.se_reduce(h.mean((2, 3), keepdim=True)))))
-        return x + self.bn3(self.project(h * s))
+        # Exact fp32 on GPUs too: cuDNN would otherwise run the convolutions in TF32, and the
+        # candidates are held to fp32 accuracy.
+        tf32 = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            h = F.silu(self.bn1(self.expand(x)))
+            h = F.silu(self.bn2(self.dw(h)))
+            s = torch.sigmoid(self.se_expand(F.silu(self.se_reduce(h.mean((2, 3), keepdim=True)))))
+            return x + self.bn3(self.project(h * s))
+        finally:
+            torch.backends.cudnn.allow_tf32 = tf32
 
 
 def get_inputs():

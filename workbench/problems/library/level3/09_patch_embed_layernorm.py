@@ -30,7 +30,14 @@ class Model(nn.Module):
         self.ln = nn.LayerNorm(EMBED)
 
     def forward(self, img):
-        return self.ln(self.proj(img).flatten(2).transpose(1, 2))
+        # Exact fp32 on GPUs too: cuDNN would otherwise run the convolutions in TF32, and the
+        # candidates are held to fp32 accuracy.
+        tf32 = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = False
+        try:
+            return self.ln(self.proj(img).flatten(2).transpose(1, 2))
+        finally:
+            torch.backends.cudnn.allow_tf32 = tf32
 
 
 def get_inputs():

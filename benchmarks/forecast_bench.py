@@ -1,0 +1,106 @@
+"""Forecast benchmark: learned vs roofline forecasters on the shipped GPU measurements.
+
+    .venv/bin/python benchmarks/forecast_bench.py [--data DIR] [--gpu h100] [--cross-gpu h200]
+
+Reads the shipped data (kernels_cache/shipped/, `workbench.dataset.load_shipped`), runs
+problem-level cross-validation for the learned and roofline forecasters on --gpu, and for the
+learned forecaster trains on --gpu and scores on --cross-gpu (held-out problems too), then writes
+benchmarks/results/forecast-<gpu>.json:
+
+    {"benchmark": "forecast", "gpu", "date", "commit", "data", "metrics":
+        {"learned": {...}, "roofline": {...}, "cross_gpu": {...}}}
+
+Only real measurements belong in benchmarks/results: the script refuses data whose
+measurements are marked synthetic unless --out points elsewhere.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
+from workbench.evaluate import METRIC_KEYS, evaluate, table
+from workbench.forecast import LearnedForecaster, RooflineForecaster
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, timeout=10, cwd=Path(__file__).parent).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def _metrics(result) -> dict[str, float]:
+    out = {k: result.metrics[k] for k in METRIC_KEYS}
+    out.update(n=int(result.metrics["n"]), n_problems=int(result.metrics["n_problems"]),
+               folds=int(result.metrics["folds"]))
+    return out
+
+
+def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
+        plots: Path | None = None, max_iter: int = 150) -> dict:
+    """Run the benchmark and write `out`; returns the JSON written."""
+    problems, candidates, measurements = load_shipped(data)
+    keys = {m.hardware_key for m in measurements}
+    if gpu not in keys:
+        raise SystemExit(f"no {gpu} measurements in {data} (found: {', '.join(sorted(keys)) or 'none'})")
+    synthetic = any(m.reason == "synthetic" for m in measurements)
+    if synthetic and out.resolve().parent == RESULTS_DIR:
+        raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
+    t0 = time.time()
+    factory = lambda: LearnedForecaster(max_iter=max_iter, seed=seed)  # noqa: E731
+    results = {
+        "learned": evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds,
+                            seed=seed, out=plots),
+        "roofline": evaluate(RooflineForecaster(), problems, candidates, measurements, gpu=gpu,
+                             out=plots),
+    }
+    if cross_gpu and cross_gpu in keys:
+        results["cross_gpu"] = evaluate(factory, problems, candidates, measurements,
+                                        train_gpu=gpu, test_gpu=cross_gpu, folds=folds,
+                                        seed=seed, out=plots)
+    print(table(list(results.values())))
+    doc = {"benchmark": "forecast", "gpu": gpu, "learned_max_iter": max_iter,
+           "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": _commit(),
+           "data": str(data), "synthetic": synthetic, "seconds": round(time.time() - t0, 1),
+           "metrics": {k: _metrics(r) for k, r in results.items()}}
+    if "cross_gpu" in results:
+        doc["metrics"]["cross_gpu"]["train_gpu"] = gpu
+        doc["metrics"]["cross_gpu"]["test_gpu"] = cross_gpu
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2, default=float) + "\n")
+    print(f"wrote {out}")
+    return doc
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_SHIPPED_DIR,
+                    help="shipped-layout directory (default: kernels_cache/shipped)")
+    ap.add_argument("--gpu", default="h100")
+    ap.add_argument("--cross-gpu", default="h200", help="GPU to test transfer on ('' to skip)")
+    ap.add_argument("--folds", type=int, default=5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/forecast-<gpu>.json)")
+    ap.add_argument("--max-iter", type=int, default=150,
+                    help="boosting iterations of the learned forecaster (default 150)")
+    ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
+    args = ap.parse_args(argv)
+    if not args.data.is_dir():
+        print(f"no shipped data at {args.data}; record it on a GPU first", file=sys.stderr)
+        return 1
+    out = args.out or RESULTS_DIR / f"forecast-{args.gpu}.json"
+    run(args.data, args.gpu, args.cross_gpu or None, out, args.folds, args.seed, args.plots,
+        args.max_iter)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,71 @@
+"""`workbench evaluate` and benchmarks/forecast_bench.py on SYNTHETIC shipped-layout data."""
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+
+from workbench.cli import main
+from workbench.dataset import write_shipped
+from workbench.evaluate.synthetic import make_synthetic
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "forecast_bench.py"
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory):
+    d = tmp_path_factory.mktemp("synthetic_shipped")
+    data = make_synthetic(n_problems=6, per_problem=16, gpus=("h100", "h200"), seed=4)
+    write_shipped(tuple(data), d)
+    return d
+
+
+def test_cli_roofline_prints_table(shipped, tmp_path, capsys):
+    rc = main(["evaluate", "--forecaster", "roofline", "--gpu", "h100", "--source", str(shipped),
+               "--out", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "roofline" in out and "ECE" in out and "AURC" in out
+    assert (tmp_path / "roofline-h100" / "reliability.png").exists()
+
+
+def test_cli_needs_a_gpu(shipped, capsys):
+    assert main(["evaluate", "--source", str(shipped)]) == 1
+    assert "--gpu" in capsys.readouterr().err
+
+
+def test_cli_missing_database(tmp_path, capsys):
+    assert main(["--db", str(tmp_path / "none.sqlite"), "evaluate", "--gpu", "h100"]) == 1
+    assert "load-shipped" in capsys.readouterr().err
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("forecast_bench", BENCH)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_benchmark_writes_json(shipped, tmp_path):
+    bench = _bench()
+    out = tmp_path / "forecast-h100.json"
+    assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30",
+                       "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["benchmark"] == "forecast" and doc["gpu"] == "h100" and doc["synthetic"] is True
+    assert set(doc["metrics"]) == {"learned", "roofline", "cross_gpu"}
+    for m in doc["metrics"].values():
+        for k in ("top10_recovery_median", "ece", "brier", "crps", "accuracy", "off_by_one",
+                  "aurc", "spearman"):
+            assert k in m
+    assert doc["metrics"]["cross_gpu"]["test_gpu"] == "h200"
+
+
+def test_benchmark_refuses_synthetic_into_results(shipped):
+    bench = _bench()
+    with pytest.raises(SystemExit, match="synthetic"):
+        bench.run(shipped, "h100", None, bench.RESULTS_DIR / "forecast-h100.json")
+    assert not (bench.RESULTS_DIR / "forecast-h100.json").exists() or \
+        not json.loads((bench.RESULTS_DIR / "forecast-h100.json").read_text()).get("synthetic")

@@ -1,0 +1,120 @@
+"""The learned forecaster on SYNTHETIC records (workbench.evaluate.synthetic): no real data yet."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from workbench import bins
+from workbench.calibration import metrics
+from workbench.errors import ConfigError, NotFittedError, WorkbenchError
+from workbench.evaluate.synthetic import SYNTHETIC_HARDWARE, make_synthetic
+from workbench.forecast.learned import LearnedForecaster, relative_distribution
+
+H100 = SYNTHETIC_HARDWARE["h100"]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_synthetic(n_problems=12, per_problem=30, seed=1)
+
+
+@pytest.fixture(scope="module")
+def split(data):
+    problems, candidates, measurements = data
+    train_ids = {p.id for p in problems[:9]}
+    train = [m for m in measurements if m.problem_id in train_ids]
+    test = [m for m in measurements if m.problem_id not in train_ids]
+    return train, test
+
+
+@pytest.fixture(scope="module")
+def model(data, split):
+    problems, candidates, _ = data
+    return LearnedForecaster(max_iter=40, seed=0).fit(problems, candidates, split[0])
+
+
+def _rows(data, ms):
+    P = {p.id: p for p in data.problems}
+    C = {c.id: c for c in data.candidates}
+    return [(P[m.problem_id], C[m.candidate_id]) for m in ms]
+
+
+def test_fit_sets_learned_attributes(model, split):
+    assert model.n_train_ == sum(m.ok for m in split[0])
+    assert len(model.train_problems_) == 9 and model.hardware_keys_ == ["h100"]
+    assert model.temperature_ > 0 and model.importances_.shape == model.medians_.shape
+
+
+def test_beats_the_training_prior_on_unseen_problems(data, split, model):
+    test_ok = [m for m in split[1] if m.ok]
+    fs = model.forecast_batch(_rows(data, test_ok), H100)
+    probs = np.array([f.probabilities for f in fs])
+    y = np.array([m.bin for m in test_ok])
+    prior = np.bincount([m.bin for m in split[0] if m.ok], minlength=8) + 1.0
+    prior = np.tile(prior / prior.sum(), (len(y), 1))
+    assert metrics.nll(probs, y) < metrics.nll(prior, y)
+    assert metrics.crps(probs, y) < 0.85 * metrics.crps(prior, y)
+    assert metrics.spearman(metrics.expected_log2(probs), np.log2([m.speedup for m in test_ok])) > 0.5
+    assert all(abs(sum(f.probabilities) - 1) < 1e-9 for f in fs)
+    assert all(f.problem_id not in model.train_problems_ for f in fs)
+
+
+def test_p_fail_tracks_recorded_failures(data, split, model):
+    rows = _rows(data, split[1])
+    fs = model.forecast_batch(rows, H100)
+    atomic = np.array(["tl.atomic_add" in c.source for _, c in rows])
+    p_fail = np.array([f.p_fail for f in fs])
+    assert np.all((p_fail > 0) & (p_fail < 1))
+    assert p_fail[atomic].mean() > p_fail[~atomic].mean() + 0.1
+
+
+def test_explain_names_features(data, split, model):
+    rows = _rows(data, split[1][:3])
+    f = model.forecast(*rows[0], H100)
+    text = model.explain(f)
+    assert "octaves" in text
+    from workbench.forecast.features import FEATURE_NAMES
+    assert any(n in text for n in FEATURE_NAMES) and any(n in f.reasoning for n in FEATURE_NAMES)
+    other = f.replace(candidate_id="never-seen")
+    with pytest.raises(WorkbenchError):
+        model.explain(other)
+
+
+def test_relative_distribution_by_hand():
+    one = np.eye(8)[4]  # 1.0-1.41x, midpoint ~1.19x
+    d = relative_distribution(one, one)
+    # Difference 0 octaves spread over +-0.25: half below 1.0x (bin 3), half above (bin 4).
+    assert d[3] == pytest.approx(0.5, abs=0.02) and d[4] == pytest.approx(0.5, abs=0.02)
+    up = relative_distribution(np.eye(8)[6], np.eye(8)[2])  # ~2.8x over ~0.6x
+    assert int(np.argmax(up)) == bins.bin_of(2.8 / 0.6)
+
+
+def test_parent_relative_forecasts(data, split, model):
+    (p, c), (_, c2) = _rows(data, split[1][:2])
+    same = model.forecast(p, c, H100, parent=c, relative_to="parent")
+    assert same.relative_to == "parent" and abs(same.expected_log2_speedup) < 0.3
+    assert model.forecast(p, c, H100, relative_to="parent").abstained
+    child = model.forecast(p, c, H100).expected_log2_speedup
+    parent = model.forecast(p, c2, H100).expected_log2_speedup
+    rel = model.forecast(p, c, H100, parent=c2, relative_to="parent").expected_log2_speedup
+    assert rel == pytest.approx(child - parent, abs=0.35)
+
+
+def test_save_load_roundtrip(tmp_path, data, split, model):
+    rows = _rows(data, split[1][:5])
+    path = model.save(tmp_path / "m.joblib")
+    again = LearnedForecaster.load(path)
+    a = [f.probabilities for f in model.forecast_batch(rows, H100)]
+    b = [f.probabilities for f in again.forecast_batch(rows, H100)]
+    np.testing.assert_allclose(a, b)
+    (tmp_path / "bad.joblib").write_bytes(b"not a model")
+    with pytest.raises(ConfigError):
+        LearnedForecaster.load(tmp_path / "bad.joblib")
+
+
+def test_misuse_errors(data):
+    problems, candidates, measurements = data
+    with pytest.raises(NotFittedError):
+        LearnedForecaster().forecast(problems[0], candidates[0], H100)
+    with pytest.raises(ConfigError):
+        LearnedForecaster().fit(problems, candidates, measurements[:5])

@@ -1,0 +1,41 @@
+"""`workbench search` end to end in replay mode on a synthetic pool stored in a temp database."""
+from __future__ import annotations
+
+from conftest import synthetic_pool
+from workbench.cli import main
+from workbench.store import Store
+
+
+def _db(tmp_path):
+    db = tmp_path / "cli.sqlite"
+    with Store(db) as st:
+        for i, pid in enumerate(("L1/90_synth_a", "L1/91_synth_b")):
+            problem, cands, ms = synthetic_pool(pid, n=60, seed=i)
+            st.put_problem(problem)
+            st.put_candidates(cands)
+            st.put_measurements(ms)
+    return db
+
+
+def test_cli_search_replay_summary_and_list(tmp_path, capsys):
+    db = _db(tmp_path)
+    for forecaster, method in (("none", "measure_all"), ("learned", "screen_topk"), ("roofline", "uncertainty_aware")):
+        rc = main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
+                   "--method", method, "--budget", "9", "--forecaster", forecaster, "--seed", "1",
+                   "--no-progress", "--k", "2", "--m", "2"])
+        out = capsys.readouterr().out
+        assert rc == 0, out
+        assert "GPU measurements used:   9 / 9" in out and "best speedup:" in out
+    assert main(["--db", str(db), "search", "--list"]) == 0
+    listing = capsys.readouterr().out
+    assert listing.count("finished") == 3 and "uncertainty_aware" in listing
+
+
+def test_cli_errors_say_what_to_do(tmp_path, capsys):
+    db = _db(tmp_path)
+    assert main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:a100",
+                 "--method", "measure_all", "--forecaster", "none"]) == 1
+    assert "load-shipped" in capsys.readouterr().err
+    assert main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--method", "screen_topk",
+                 "--forecaster", "none"]) == 1
+    assert "needs a forecaster" in capsys.readouterr().err

@@ -1,0 +1,95 @@
+"""Method plans, expected improvement, and the replay / LLM generators' pure parts."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from conftest import ConfidencePolicy
+from workbench import bins
+from workbench.records import Candidate, Forecast, Measurement, Status
+from workbench.search.generators import GenerationContext, ReplayGenerator, extract_module, render_prompt
+from workbench.search.methods import MethodContext, expected_improvement, make_method
+
+
+def _c(i):
+    return Candidate.from_source("P", f"class ModelNew:\n    V = {i}\n")
+
+
+def _f(c, b, conf=0.8, p_fail=None):
+    p = [(1 - conf) / 7] * 8
+    p[b] = conf
+    return Forecast("t", c.id, "P", "h100", tuple(p), p_fail=p_fail)
+
+
+def test_screen_topk_measures_best_k_by_expected():
+    kids = [_c(i) for i in range(6)]
+    fc = {c.id: _f(c, b) for c, b in zip(kids, [1, 6, 3, 7, 0, 5])}
+    plan = make_method("screen_topk", k=2, m=3).plan(kids, fc, MethodContext(1.0, 10))
+    assert plan.measure == [kids[3].id, kids[1].id] and len(plan.drop) == 4
+
+
+def test_selective_defers_until_calibrated_then_trusts_confident():
+    kids = [_c(i) for i in range(6)]
+    fc = {c.id: _f(c, 4, conf=0.9 if i % 2 else 0.3) for i, c in enumerate(kids)}
+    m = make_method("selective", k=2, m=3, policy_factory=lambda: ConfidencePolicy(0.6), min_calibration=3)
+    plan = m.plan(kids, fc, MethodContext(1.0, 10, history=[]))
+    assert plan.trust == [] and len(plan.measure) == 2  # not calibrated: behaves like screen_topk
+    hist = [(fc[kids[0].id], Measurement(kids[0].id, "P", "h100", Status.OK, speedup=1.2))] * 3
+    plan = m.plan(kids, fc, MethodContext(1.0, 10, history=hist))
+    assert set(plan.trust) == {kids[i].id for i in (1, 3, 5)}
+    assert set(plan.measure) <= {kids[i].id for i in (0, 2, 4)} and len(plan.measure) == 2
+
+
+def test_selective_measures_at_least_one_when_all_trusted():
+    kids = [_c(i) for i in range(4)]
+    fc = {c.id: _f(c, 5, conf=0.95) for c in kids}
+    plan = make_method("selective", k=2, m=2, policy=ConfidencePolicy(0.5)).plan(kids, fc, MethodContext(1.0, 5))
+    assert len(plan.measure) == 1 and len(plan.trust) == 3
+
+
+def test_expected_improvement():
+    c = _c(0)
+    sure_slow = _f(c, 0, conf=1.0)
+    assert expected_improvement(sure_slow, 1.0) == 0.0
+    sure_fast = _f(c, 6, conf=1.0)
+    assert expected_improvement(sure_fast, 1.0) == pytest.approx(bins.MIDPOINTS[6] - 1.0)
+    assert expected_improvement(_f(c, 6, conf=1.0, p_fail=0.5), 1.0) == pytest.approx((bins.MIDPOINTS[6] - 1) / 2)
+    assert expected_improvement(sure_fast, 4.0) < expected_improvement(sure_fast, 1.0)
+
+
+def test_uncertainty_aware_skips_no_gain_and_ranks_by_ei():
+    kids = [_c(i) for i in range(4)]
+    fc = {kids[0].id: _f(kids[0], 2, conf=1.0), kids[1].id: _f(kids[1], 7, conf=0.5),
+          kids[2].id: _f(kids[2], 5, conf=0.5), kids[3].id: _f(kids[3], 3, conf=1.0)}
+    m = make_method("uncertainty_aware", k=3, m=2, policy_factory=lambda: ConfidencePolicy(0.99), min_calibration=10**6)
+    plan = m.plan(kids, fc, MethodContext(1.5, 10))
+    assert plan.measure[:2] == [kids[1].id, kids[2].id]
+    assert kids[0].id not in plan.measure and kids[3].id not in plan.measure
+
+
+def test_replay_generator_prefers_recorded_children_then_same_problem():
+    root = Candidate.from_source("P", "class ModelNew:\n    V = 'r'\n")
+    kids = [Candidate.from_source("P", f"class ModelNew:\n    V = {i}\n", parent_id=root.id, generation=1)
+            for i in range(3)]
+    other = [Candidate.from_source("P", f"class ModelNew:\n    W = {i}\n", parent_id="elsewhere") for i in range(3)]
+    foreign = Candidate.from_source("Q", "class ModelNew:\n    Z = 1\n")
+    gen = ReplayGenerator([root, *kids, *other, foreign])
+    from workbench.records import Problem
+    prob = Problem(id="P", level=1, name="p", source="")
+    assert {c.id for c in gen.seeds(prob)} == {root.id, *(o.id for o in other)}
+    ctx = GenerationContext(prob, root, 2, random.Random(0), seen={root.id})
+    first = gen.children(ctx)
+    assert len(first) == 2 and all(c.parent_id == root.id for c in first)
+    ctx = GenerationContext(prob, root, 5, random.Random(0), seen={root.id, *(k.id for k in kids)})
+    rest = gen.children(ctx)
+    assert {c.id for c in rest} == {o.id for o in other}  # fallback: same problem, never Q
+
+
+def test_extract_module_takes_last_valid_block():
+    text = ("Plan.\n```python\nclass ModelNew(:\n```\nBetter:\n```python\nimport torch\n"
+            "class ModelNew(torch.nn.Module):\n    pass\n```\n")
+    assert "torch.nn.Module" in extract_module(text)
+    assert extract_module("```python\nclass Model:\n    pass\n```") is None
+    assert extract_module("truncated\n```python\nclass ModelNew:\n    pass\n") is not None
+    assert render_prompt("a $x {b}", x="1") == "a 1 {b}"

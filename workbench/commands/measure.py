@@ -1,0 +1,98 @@
+"""`workbench measure PROBLEM CANDIDATE.py [--gpu cuda:0|cpu]`: measure one candidate and
+print a readable report (status, reason, times with 95% CIs, speedup, bin, log tail)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from workbench import bins
+from workbench.commands.common import db_path
+from workbench.errors import CandidateError, ConfigError
+from workbench.problems import get_problem
+from workbench.records import Candidate, Measurement
+
+
+def register(sub) -> None:
+    p = sub.add_parser("measure", help="measure one candidate kernel against its problem's reference",
+                       description="Runs the candidate in a sandboxed worker: correctness on several "
+                       "seeds and a second shape, cheat guards, then CUDA-event timing of reference "
+                       "and candidate on the same GPU. With --gpu cpu, Triton runs in its interpreter "
+                       "at the problem's CPU sizes (a correctness check; CPU times are not GPU data).")
+    p.add_argument("problem", help="problem id (L1/01_softmax) or name (softmax)")
+    p.add_argument("candidate", help="path of a .py file defining ModelNew")
+    p.add_argument("--gpu", default="cuda:0", help="cuda:N (default cuda:0) or cpu")
+    p.add_argument("--timeout", type=float, default=300.0,
+                   help="seconds for compilation and correctness (default 300)")
+    p.add_argument("--run-timeout", type=float, default=120.0, help="seconds for timing (default 120)")
+    p.add_argument("--save", action="store_true", help="store the candidate and measurement in the database")
+    p.set_defaults(handler=_measure)
+
+
+def parse_device(text: str) -> int | None:
+    """GPU index of "cuda:N" / "cuda" / "N", None for "cpu". Raises ConfigError otherwise."""
+    t = text.strip().lower()
+    if t == "cpu":
+        return None
+    if t == "cuda":
+        return 0
+    t = t.removeprefix("cuda:")
+    if t.isdigit():
+        return int(t)
+    raise ConfigError(f"--gpu {text!r} is not a device; use cuda:0, cuda:1, ... or cpu")
+
+
+def _ms(v: float | None, lo: float | None, hi: float | None) -> str:
+    if v is None:
+        return "-"
+    return f"{v:.4f} ms (95% CI {lo:.4f} - {hi:.4f})"
+
+
+def report(m: Measurement, candidate: Candidate, log_lines: int = 20) -> str:
+    """The human-readable report of one measurement."""
+    lines = [f"problem:    {m.problem_id}", f"candidate:  {candidate.id} ({candidate.backend})",
+             f"hardware:   {m.hardware_key}", f"status:     {m.status.value}"]
+    if m.reason:
+        lines.append(f"reason:     {m.reason}")
+    if m.ok and m.candidate_ms is not None:
+        lines.append(f"reference:  {_ms(m.reference_ms, m.reference_ci_low_ms, m.reference_ci_high_ms)}"
+                     f", {m.reference_runs} runs")
+        lines.append(f"candidate:  {_ms(m.candidate_ms, m.candidate_ci_low_ms, m.candidate_ci_high_ms)}"
+                     f", {m.candidate_runs} runs")
+        lines.append(f"speedup:    {m.speedup:.3f}x  (bin {m.bin + 1}: {bins.label(m.bin)})")
+        if m.hardware_key == "cpu":
+            lines.append("note:       CPU interpreter times; they say nothing about GPU speed")
+    if m.compile_s is not None:
+        lines.append(f"compile+check: {m.compile_s:.1f} s")
+    if m.log.strip() and not m.ok:
+        tail = m.log.strip().splitlines()[-log_lines:]
+        lines.append("log tail:")
+        lines.extend("  " + ln for ln in tail)
+    return "\n".join(lines)
+
+
+def _measure(args) -> int:
+    problem = get_problem(args.problem)
+    path = Path(args.candidate)
+    try:
+        source = path.read_text()
+    except OSError as e:
+        raise CandidateError(f"cannot read {path}: {e}; pass the path of a .py file defining ModelNew") from e
+    candidate = Candidate.from_source(problem.id, source, origin=f"file:{path.name}")
+    gpu = parse_device(args.gpu)
+    from workbench.execution.executors import CPUExecutor, LocalGPUExecutor
+
+    if gpu is None:
+        ex = CPUExecutor(workers=1, timeout_s=args.timeout, run_timeout_s=args.run_timeout)
+    else:
+        ex = LocalGPUExecutor(gpus=[gpu], workers=1, timeout_s=args.timeout, run_timeout_s=args.run_timeout)
+    with ex:
+        m = ex.measure(problem, [candidate])[0]
+    print(report(m, candidate))
+    if args.save:
+        from workbench.store import Store
+
+        with Store(db_path(args)) as store:
+            store.put_problem(problem)
+            store.put_candidate(candidate)
+            store.put_measurement(m)
+        print(f"saved to {db_path(args)}")
+    return 0 if m.ok else 3

@@ -1,0 +1,161 @@
+"""`workbench search`: run, resume or list kernel searches.
+
+    workbench search --problem L1/01_softmax --gpu replay:h100 --method screen_topk \
+        --budget 40 --forecaster learned --seed 0
+    workbench search --resume SEARCH_ID ...same options...
+    workbench search --list
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from workbench.commands.common import db_path, table
+from workbench.errors import ConfigError
+from workbench.search.methods import METHODS
+
+FORECASTERS = ("learned", "roofline", "llm", "none")
+GENERATORS = ("auto", "mutation", "replay", "llm")
+
+
+def register(sub) -> None:
+    p = sub.add_parser("search", help="run an evolutionary kernel search with a forecaster as surrogate",
+                       description="Search for faster kernels of one problem. The budget counts GPU "
+                       "measurements; every event is stored, so a run can be watched, stopped (Ctrl-C) "
+                       "and resumed with --resume.")
+    p.add_argument("--problem", help="problem id (L1/01_softmax) or unique name")
+    p.add_argument("--gpu", default="replay:h100",
+                   help="cuda:N (measure on local GPU N), cpu (Triton interpreter), or replay:KEY "
+                   "(answer from recorded measurements of GPU type KEY, e.g. replay:h100)")
+    p.add_argument("--method", choices=METHODS, default="screen_topk")
+    p.add_argument("--budget", type=int, default=40, help="GPU measurements allowed, seeds included")
+    p.add_argument("--forecaster", choices=FORECASTERS, default="learned",
+                   help="learned: fit on the database's measurements of other problems; roofline; "
+                   "llm: $WORKBENCH_LLM_BASE_URL / _MODEL; none: only with measure_all")
+    p.add_argument("--forecaster-path", help="a saved LearnedForecaster to load instead of fitting one")
+    p.add_argument("--generator", choices=GENERATORS, default="auto",
+                   help="auto = replay for --gpu replay:*, else mutation")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--k", type=int, default=4, help="children measured per parent")
+    p.add_argument("--m", type=int, default=4, help="screening factor: m*k children generated per parent")
+    p.add_argument("--selector", choices=("puct", "islands"), default="puct")
+    p.add_argument("--max-seeds", type=int, default=4, help="seed kernels measured at the start")
+    p.add_argument("--resume", metavar="SEARCH_ID", help="continue a stopped or crashed search")
+    p.add_argument("--list", action="store_true", help="list the searches in the database")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.set_defaults(handler=_handle)
+
+
+def _handle(args) -> int:
+    from workbench.store import Store
+
+    with Store(db_path(args)) as store:
+        if args.list:
+            rows = [{"id": s["id"], "state": s["state"], "problem": s.get("problem_id", ""),
+                     "method": (s.get("method") or {}).get("name", ""), "budget": s.get("budget", ""),
+                     "best": _fmt((s.get("summary") or {}).get("best_speedup")),
+                     "created": s["created_at"]} for s in store.searches()]
+            print(table(rows, ["id", "state", "problem", "method", "budget", "best", "created"]))
+            return 0
+        if not args.problem:
+            raise ConfigError("--problem is required (or --list); `workbench problems list` shows the ids")
+        run = build_run(store, args)
+        if args.resume:
+            run.resume(args.resume)
+        else:
+            run.start()
+        print(f"search {run.search_id}: {run.problem.id} on {run.hardware.key} "
+              f"({'replay' if args.gpu.startswith('replay:') else 'live'}), method {args.method}, "
+              f"budget {args.budget}", file=sys.stderr)
+        try:
+            summary = run.run(progress=not args.no_progress)
+        except KeyboardInterrupt:
+            run.stop()
+            print(f"\ninterrupted; resume with --resume {run.search_id}", file=sys.stderr)
+            return 130
+        finally:
+            run.executor.close()
+    _print_summary(summary)
+    return 0
+
+
+def _fmt(x: Any) -> str:
+    return f"{x:.3f}" if isinstance(x, float) else ("-" if x is None else str(x))
+
+
+def _print_summary(s: dict[str, Any]) -> None:
+    acc = s["forecast_bin_accuracy"]
+    print(f"best speedup:            {_fmt(s['best_speedup'])}x ({s['best_candidate_id'] or 'none correct'})")
+    print(f"GPU measurements used:   {s['gpu_measurements']} / {s['budget']}")
+    print(f"candidates considered:   {s['candidates_considered']} (trusted forecasts: {s['trusted']}, "
+          f"failed generations: {s['failed_generations']}, failed measurements: {s['failed_measurements']})")
+    if acc is None:
+        print("forecast accuracy:       - (no forecast of a correctly measured candidate)")
+    else:
+        print(f"forecast accuracy:       {acc:.1%} exact bin, {s['forecast_within_one_bin']:.1%} within one "
+              f"bin, on {s['forecast_pairs']} measured candidates")
+    print(f"finished:                {s['finish_reason'] or 'no (stopped)'}")
+
+
+def build_run(store, args):
+    """A SearchRun from parsed CLI arguments (problem, executor, generator, forecaster, method)."""
+    from workbench.problems import get_problem
+    from workbench.search import MutationGenerator, ReplayGenerator, SearchRun, ZooGenerator, make_method
+    from workbench.search.selection import make_selector
+
+    problem = store.get_problem(args.problem) or get_problem(args.problem)
+    executor = _executor(store, args.gpu)
+    kind = args.generator
+    if kind == "auto":
+        kind = "replay" if args.gpu.startswith("replay:") else "mutation"
+    if kind == "replay":
+        generator = ReplayGenerator(store.candidates(problem_id=problem.id), executor.candidate_ids)
+    elif kind == "mutation":
+        generator = MutationGenerator(ZooGenerator())
+    else:
+        from workbench.llm.client import ChatClient
+        from workbench.search.generators import LLMGenerator
+
+        generator = LLMGenerator(ChatClient.from_env())
+    forecaster = _forecaster(store, args, problem, executor.hardware.key)
+    method = make_method(args.method, k=args.k, m=args.m)
+    return SearchRun(store, problem, executor, generator, forecaster, method, budget=args.budget, seed=args.seed,
+                     selector=make_selector(args.selector), max_seeds=args.max_seeds)
+
+
+def _executor(store, gpu: str):
+    if gpu.startswith("replay:"):
+        from workbench.execution.executors import CacheExecutor
+
+        return CacheExecutor.from_store(store, gpu.split(":", 1)[1])
+    if gpu == "cpu":
+        from workbench.execution.executors import CPUExecutor
+
+        return CPUExecutor()
+    if gpu.startswith("cuda"):
+        from workbench.execution.executors import LocalGPUExecutor
+
+        index = int(gpu.split(":", 1)[1]) if ":" in gpu else 0
+        return LocalGPUExecutor(gpus=[index])
+    raise ConfigError(f"--gpu {gpu!r} is not understood; use cuda:0, cpu or replay:h100")
+
+
+def _forecaster(store, args, problem, hardware_key: str):
+    if args.forecaster == "none":
+        return None
+    if args.forecaster == "roofline":
+        from workbench.forecast.roofline import RooflineForecaster
+
+        return RooflineForecaster()
+    if args.forecaster == "llm":
+        from workbench.forecast.llm import LLMForecaster
+        from workbench.llm.client import ChatClient
+
+        return LLMForecaster(ChatClient.from_env())
+    from workbench.forecast.learned import LearnedForecaster
+
+    if args.forecaster_path:
+        return LearnedForecaster.load(args.forecaster_path)
+    # Fit on other problems only: the searched problem's own measurements would leak the answer.
+    ms = [m for m in store.measurements(hardware_key=hardware_key) if m.problem_id != problem.id]
+    return LearnedForecaster().fit(store.problems(), store.candidates(), ms)

@@ -1,0 +1,196 @@
+"""Offline evaluation of a forecaster with problem-level cross-validation.
+
+`evaluate(forecaster_or_factory, problems, candidates, measurements)` scores reference-relative
+forecasts of every ok measurement against its measured bin. With split="heldout-problems" the
+problems are split into `folds` groups (GroupKFold, shuffled by `seed`); a forecaster that can
+`fit` is trained afresh per fold on the other problems only, so every score is on problems the
+model never saw. Forecasters without `fit` (roofline, LLMs) are simply asked about every row.
+Cross-GPU: train on `train_gpu` measurements, score on `test_gpu` ones (still by held-out
+problem unless split="none").
+
+Failed candidates are not scored (the study keeps them out of the forecast task) but they do
+train a learned forecaster's p_fail.
+"""
+from __future__ import annotations
+
+import copy
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+from sklearn.model_selection import GroupKFold
+
+from workbench.calibration import metrics, selective
+from workbench.errors import ConfigError
+from workbench.forecast.base import Forecaster
+from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem
+
+SPLITS = ("heldout-problems", "none")
+#: Metric keys of every evaluation, in table order.
+METRIC_KEYS = ("top10_recovery_median", "accuracy", "off_by_one", "ece", "brier", "crps", "nll",
+               "aurc", "spearman")
+ForecasterOrFactory = Union[Forecaster, Callable[[], Forecaster]]
+
+
+@dataclass
+class EvaluationResult:
+    """Scores of one forecaster on one (train GPU, test GPU, split) setting.
+
+    `metrics` holds METRIC_KEYS plus n (scored rows), n_problems, n_abstained and folds;
+    `per_problem_recovery` the top-10% recovery of each problem's pool; `forecasts` and
+    `true_bins` / `speedups` are aligned row by row; `plots` names the PNGs written.
+    """
+
+    forecaster: str
+    split: str
+    train_gpu: str
+    test_gpu: str
+    metrics: dict[str, float]
+    per_problem_recovery: dict[str, float]
+    forecasts: list[Forecast] = field(repr=False)
+    true_bins: np.ndarray = field(repr=False)
+    speedups: np.ndarray = field(repr=False)
+    plots: dict[str, Path] = field(default_factory=dict)
+
+    @property
+    def probabilities(self) -> np.ndarray:
+        return selective.probabilities(self.forecasts)
+
+    def row(self) -> dict[str, Any]:
+        """One table row: forecaster, GPUs, split and the metrics rounded to 3 decimals."""
+        out: dict[str, Any] = {"forecaster": self.forecaster,
+                               "train->test": f"{self.train_gpu}->{self.test_gpu}",
+                               "split": self.split, "n": int(self.metrics["n"])}
+        for k in METRIC_KEYS:
+            v = self.metrics.get(k, float("nan"))
+            out[k] = "nan" if v != v else f"{v:.3f}"
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"forecaster": self.forecaster, "split": self.split, "train_gpu": self.train_gpu,
+                "test_gpu": self.test_gpu, "metrics": self.metrics,
+                "per_problem_recovery": self.per_problem_recovery,
+                "plots": {k: str(v) for k, v in self.plots.items()}}
+
+
+def _hardware(m: Measurement) -> Hardware:
+    return m.hardware or Hardware(key=m.hardware_key, name=m.hardware_key)
+
+
+def _make(forecaster_or_factory: ForecasterOrFactory) -> Forecaster:
+    """A fresh forecaster: call a factory, or deep-copy an (unfitted) instance."""
+    if isinstance(forecaster_or_factory, Forecaster):
+        return copy.deepcopy(forecaster_or_factory)
+    made = forecaster_or_factory()
+    if not isinstance(made, Forecaster):
+        raise ConfigError("the factory must return a workbench.forecast.Forecaster")
+    return made
+
+
+def _only_gpu(measurements: Sequence[Measurement]) -> str:
+    keys = sorted({m.hardware_key for m in measurements})
+    if len(keys) != 1:
+        raise ConfigError(f"measurements come from {len(keys)} GPUs ({', '.join(keys) or 'none'}); "
+                          "name one with gpu= (CLI: --gpu)")
+    return keys[0]
+
+
+def _forecast_rows(fc: Forecaster, rows: list[tuple[Problem, Candidate, Measurement]]
+                   ) -> list[Forecast]:
+    """Reference-relative forecasts of rows, batched per hardware record; order kept."""
+    out: list[Forecast | None] = [None] * len(rows)
+    by_hw: dict[str, list[int]] = {}
+    hws: dict[str, Hardware] = {}
+    for i, (_, _, m) in enumerate(rows):
+        hw = _hardware(m)
+        by_hw.setdefault(hw.fingerprint, []).append(i)
+        hws[hw.fingerprint] = hw
+    for fp, idx in by_hw.items():
+        fs = fc.forecast_batch([(rows[i][0], rows[i][1]) for i in idx], hws[fp])
+        for i, f in zip(idx, fs):
+            out[i] = f
+    return out  # type: ignore[return-value]
+
+
+def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Problem],
+             candidates: Sequence[Candidate], measurements: Sequence[Measurement],
+             split: str = "heldout-problems", folds: int = 5, seed: int = 0,
+             gpu: str | None = None, train_gpu: str | None = None, test_gpu: str | None = None,
+             out: str | Path | None = None, k: float = 0.10) -> EvaluationResult:
+    """Cross-validated metrics of a forecaster (see module doc); PNGs + metrics.json in `out`."""
+    if split not in SPLITS:
+        raise ConfigError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+    test_gpu = test_gpu or gpu or _only_gpu(measurements)
+    train_gpu = train_gpu or gpu or test_gpu
+    P = {p.id: p for p in problems}
+    C = {c.id: c for c in candidates}
+    known = [m for m in measurements if m.problem_id in P and m.candidate_id in C]
+    test_rows = [(P[m.problem_id], C[m.candidate_id], m) for m in known
+                 if m.hardware_key == test_gpu and m.bin is not None]
+    train_ms = [m for m in known if m.hardware_key == train_gpu]
+    if not test_rows:
+        raise ConfigError(f"no ok measurements on {test_gpu} with a known problem and candidate; "
+                          "load measurements first (`workbench dataset load-shipped`)")
+    probe = _make(forecaster_or_factory)
+    fittable = callable(getattr(probe, "fit", None))
+    forecasts: list[Forecast | None] = [None] * len(test_rows)
+    groups = np.asarray([p.id for p, _, _ in test_rows])
+    n_groups = len(set(groups.tolist()))
+    n_folds = 1
+    if not fittable:
+        forecasts = _forecast_rows(probe, test_rows)
+    elif split == "none":
+        fc = probe.fit(problems, candidates, train_ms)  # type: ignore[attr-defined]
+        forecasts = _forecast_rows(fc, test_rows)
+    else:
+        n_folds = min(folds, n_groups)
+        if n_folds < 2:
+            raise ConfigError(f"held-out-problem evaluation needs at least 2 problems, got "
+                              f"{n_groups}; add problems or use split='none'")
+        splitter = GroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
+        for _, te in splitter.split(np.zeros(len(groups)), groups=groups):
+            held_out = set(groups[te].tolist())
+            fc = _make(forecaster_or_factory)
+            fc.fit(problems, candidates,  # type: ignore[attr-defined]
+                   [m for m in train_ms if m.problem_id not in held_out])
+            for i, f in zip(te, _forecast_rows(fc, [test_rows[i] for i in te])):
+                forecasts[i] = f
+    fs: list[Forecast] = forecasts  # type: ignore[assignment]
+    y = np.asarray([m.bin for _, _, m in test_rows], dtype=int)
+    speedups = np.asarray([m.speedup for _, _, m in test_rows], dtype=float)
+    result = EvaluationResult(
+        forecaster=probe.name, split=split if fittable else "none (not trained)",
+        train_gpu=train_gpu if fittable else "-", test_gpu=test_gpu,
+        metrics=score(fs, y, speedups, groups, k), per_problem_recovery={},
+        forecasts=fs, true_bins=y, speedups=speedups)
+    result.metrics["folds"] = float(n_folds)
+    scores = metrics.expected_log2(result.probabilities)
+    result.per_problem_recovery = {str(g): v for g, v in metrics.top_k_recovery(
+        scores, speedups, groups.tolist(), k).items()}
+    if out is not None:
+        from workbench.evaluate.report import write_outputs
+        result.plots = write_outputs(result, Path(out))
+    return result
+
+
+def score(forecasts: Sequence[Forecast], y: np.ndarray, speedups: np.ndarray,
+          groups: np.ndarray, k: float = 0.10) -> dict[str, float]:
+    """METRIC_KEYS (+ n, n_problems, n_abstained) of aligned forecasts and measurements.
+
+    Abstentions are scored with their uniform probabilities and are never covered in AURC."""
+    probs = selective.probabilities(forecasts)
+    out = metrics.summary(probs, y, speedups, groups.tolist(), k)
+    conf = selective.forecast_confidences(forecasts, "maxprob")
+    out["aurc"] = selective.risk_coverage(conf, selective.losses(probs, y)).aurc
+    out["n_problems"] = float(len(set(groups.tolist())))
+    out["n_abstained"] = float(sum(f.abstained for f in forecasts))
+    return out
+
+
+def save_json(results: Sequence[EvaluationResult], path: str | Path) -> Path:
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps([r.to_json() for r in results], indent=2, default=float))
+    return path

@@ -1,0 +1,45 @@
+"""Outputs of an evaluation: PNG plots, metrics.json and a study-style text table."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Sequence
+
+from workbench.calibration import plots
+from workbench.evaluate.crossval import METRIC_KEYS, EvaluationResult
+
+_HEADERS = {"top10_recovery_median": "top10", "accuracy": "acc", "off_by_one": "±1",
+            "ece": "ECE", "brier": "Brier", "crps": "CRPS", "nll": "NLL", "aurc": "AURC",
+            "spearman": "Spearman"}
+
+
+def table(results: Sequence[EvaluationResult]) -> str:
+    """A text table, one row per result: forecaster, train->test GPU, split, n, metrics."""
+    rows = [r.row() for r in results]
+    cols = ["forecaster", "train->test", "split", "n", *METRIC_KEYS]
+    head = {c: _HEADERS.get(c, c) for c in cols}
+    width = {c: max(len(head[c]), *(len(str(r[c])) for r in rows)) for c in cols}
+    lines = ["  ".join(head[c].ljust(width[c]) for c in cols),
+             "  ".join("-" * width[c] for c in cols)]
+    lines += ["  ".join(str(r[c]).ljust(width[c]) for c in cols) for r in rows]
+    return "\n".join(lines)
+
+
+def write_outputs(result: EvaluationResult, out: Path) -> dict[str, Path]:
+    """reliability.png, risk_coverage.png and metrics.json under `out/<forecaster>-<gpus>/`."""
+    name = result.forecaster.replace(":", "_").replace("/", "_")
+    trained = f"-{result.train_gpu}" if result.train_gpu != "-" else ""
+    d = out / f"{name}{trained}-{result.test_gpu}"
+    d.mkdir(parents=True, exist_ok=True)
+    title = f"{result.forecaster} on {result.test_gpu}"
+    probs, y = result.probabilities, result.true_bins
+    written = {
+        "reliability": plots.save(plots.plot_reliability(plots.reliability_info(probs, y),
+                                                         title=title), d / "reliability.png"),
+        "risk_coverage": plots.save(plots.plot_risk_coverage(plots.risk_coverage_info(probs, y),
+                                                             title=title), d / "risk_coverage.png"),
+    }
+    (d / "metrics.json").write_text(json.dumps(result.to_json() | {"plots": {
+        k: str(v) for k, v in written.items()}}, indent=2, default=float))
+    written["metrics"] = d / "metrics.json"
+    return written

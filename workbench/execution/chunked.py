@@ -1,0 +1,259 @@
+"""Measure many candidates of one problem in one worker process, replacing it when it dies.
+
+Starting a Python process with torch and a CUDA context costs seconds, more than measuring a
+typical candidate. A chunk worker (`python -m workbench.execution.chunked JOBS RESULTS`) runs
+the jobs of a chunk one after another with the same checks as `worker.run_job`, appending
+one JSON line per finished job. The parent watches the results file:
+
+- a worker that dies (segfault, os._exit, kill) or stops making progress within the
+  per-candidate timeout costs only the candidate it was on, which is recorded as crashed or
+  timeout with the log tail; the unstarted rest of the chunk goes to a fresh worker;
+- the worker exits by itself after a candidate that leaves the process suspect (a sticky CUDA
+  error, a replaced torch or timer function, a changed precision flag, a leftover thread), so
+  no later candidate is measured in a tampered process.
+
+Isolation is therefore per process *between* suspect candidates; see sandbox.py for what a
+process boundary does not protect against.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Sequence
+
+from workbench.execution.compile_cache import cache_env
+from workbench.records import Candidate, Hardware, Measurement, Problem, Status
+
+LOG_TAIL_CHARS = 6000
+MAX_LOG_BYTES = 256 * 2**20
+_STICKY = ("illegal memory access", "device-side assert", "CUDA error", "unspecified launch failure",
+           "misaligned address", "an illegal instruction")
+
+
+# --------------------------------------------------------------------------- worker side
+def _worker_main(jobs_path: str, results_path: str) -> None:
+    from workbench.execution import guards
+    from workbench.execution.worker import Verdict, run_job
+
+    jobs = [json.loads(line) for line in Path(jobs_path).read_text().splitlines() if line.strip()]
+    baseline = None
+    with open(results_path, "a") as out:
+        for job in jobs:
+            print(f"=== candidate {job['candidate']['id']} ===", flush=True)
+            t0 = time.time()
+            try:
+                result = run_job(job)
+            except Verdict as v:
+                result = {"status": v.status, "reason": v.reason}
+            except SystemExit as e:
+                result = {"status": "crashed", "reason": f"the candidate called exit({e.code})"}
+            except MemoryError:
+                result = {"status": "runtime_error", "reason": "out of host memory"}
+            except BaseException as e:  # noqa: BLE001
+                result = {"status": "runtime_error", "reason": f"{type(e).__name__}: {str(e)[:2000]}",
+                          "traceback": traceback.format_exc()[-3000:]}
+            result["candidate_id"] = job["candidate"]["id"]
+            result.setdefault("compile_s", round(time.time() - t0, 3))
+            sys.modules.pop(f"wb_candidate_{job['candidate']['id']}", None)
+            gc.collect()
+            suspect = any(s in result.get("reason", "") for s in _STICKY)
+            if baseline is None:
+                baseline = guards.RuntimeSnapshot()
+            else:
+                changes = guards.RuntimeSnapshot().changes_since(baseline)
+                if changes and result["status"] == "ok":
+                    result = {"status": "cheat_suspected", "candidate_id": result["candidate_id"],
+                              "reason": "left the process changed: " + "; ".join(changes)}
+                suspect = suspect or bool(changes)
+            out.write(json.dumps(result) + "\n")
+            out.flush()
+            if suspect:
+                # Leave on purpose; the parent re-runs the rest in a fresh process.
+                out.write(json.dumps({"_exit": "suspect"}) + "\n")
+                out.flush()
+                break
+            try:
+                import torch
+
+                if torch.cuda.is_available():
+                    torch.cuda.empty_cache()
+            except Exception:  # noqa: BLE001
+                break
+        else:
+            out.write(json.dumps({"_exit": "done"}) + "\n")
+            out.flush()
+    sys.stdout.flush()
+    os._exit(0)
+
+
+# --------------------------------------------------------------------------- parent side
+def _preexec():
+    import resource
+
+    os.setsid()
+    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_LOG_BYTES, MAX_LOG_BYTES))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def _read_results(path: Path) -> list[dict]:
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            break
+    return out
+
+
+def _tail(path: Path, start: int = 0) -> str:
+    try:
+        with open(path, "rb") as fh:
+            fh.seek(0, os.SEEK_END)
+            size = fh.tell()
+            fh.seek(max(start, size - LOG_TAIL_CHARS))
+            return fh.read().decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def to_measurement(result: dict, problem: Problem, candidate: Candidate, hardware: Hardware,
+                   log: str = "") -> Measurement:
+    base = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
+                hardware_fingerprint=hardware.fingerprint, hardware_json=json.dumps(hardware.to_dict()))
+    if result.get("traceback"):
+        log = (log + "\n" + result["traceback"])[-LOG_TAIL_CHARS:]
+    status = Status(result["status"])
+    if status is not Status.OK or "candidate" not in result:
+        return Measurement(status=status, reason=result.get("reason", ""), log=log,
+                           compile_s=result.get("compile_s"), **base)
+    r, c = result["reference"], result["candidate"]
+    return Measurement(
+        status=Status.OK, reference_ms=r["median_ms"], reference_ci_low_ms=r["ci_low_ms"],
+        reference_ci_high_ms=r["ci_high_ms"], reference_runs=r["runs"], candidate_ms=c["median_ms"],
+        candidate_ci_low_ms=c["ci_low_ms"], candidate_ci_high_ms=c["ci_high_ms"], candidate_runs=c["runs"],
+        speedup=result["speedup"], compile_s=result.get("compile_s"),
+        reason=f"timing cv: reference {r['cv_pct']:.2f}%, candidate {c['cv_pct']:.2f}%", log=log, **base)
+
+
+def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardware, *, device: str = "cuda",
+              gpu_index: int | None = None, timeout_s: float = 120.0, lock_path: str | None = None,
+              roofline_floor_ms: float | None = None, options: dict | None = None,
+              cache_root: str | Path | None = None, on_result=None) -> list[Measurement]:
+    """Measure `candidates` (one problem) in as few worker processes as their behaviour allows.
+
+    Returns one Measurement per candidate, in input order. `timeout_s` is per candidate, measured
+    from the previous candidate's result (CUDA C++ candidates get three times as long).
+    `on_result(measurement)` is called as each one is known.
+    """
+    pending = list(candidates)
+    done: dict[str, Measurement] = {}
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    root = str(Path(__file__).resolve().parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    if device == "cpu":
+        env["TRITON_INTERPRET"] = "1"
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    elif gpu_index is not None:
+        env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
+
+    def record(c: Candidate, m: Measurement) -> None:
+        done[c.id] = m
+        if on_result:
+            on_result(m)
+
+    while pending:
+        with tempfile.TemporaryDirectory(prefix="wb_chunk_") as tmp:
+            work = Path(tmp)
+            jobs_path, results_path, log_path = work / "jobs.jsonl", work / "results.jsonl", work / "log.txt"
+            with open(jobs_path, "w") as fh:
+                for c in pending:
+                    cdir = work / c.id
+                    cdir.mkdir(exist_ok=True)
+                    fh.write(json.dumps({"problem": problem.to_dict(), "candidate": c.to_dict(), "device": device,
+                                         "workdir": str(cdir), "lock_path": lock_path,
+                                         "roofline_floor_ms": roofline_floor_ms, **(options or {})}) + "\n")
+            cenv = dict(env)
+            if any(c.backend == "cuda" for c in pending):
+                # One extensions dir per chunk worker, keyed by the first CUDA candidate's build key.
+                first = next(c for c in pending if c.backend == "cuda")
+                cenv.update(cache_env(first, hardware, cache_root))
+            else:
+                cenv.update(cache_env(pending[0], hardware, cache_root))
+            with open(log_path, "wb") as log:
+                proc = subprocess.Popen([sys.executable, "-m", "workbench.execution.chunked", str(jobs_path),
+                                         str(results_path)], stdout=log, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, cwd=str(work), env=cenv, preexec_fn=_preexec)
+                n_seen, last_progress, log_mark = 0, time.time(), 0
+                killed_for_timeout = False
+                while True:
+                    rc = proc.poll()
+                    results = _read_results(results_path)
+                    if len(results) > n_seen:
+                        for res in results[n_seen:]:
+                            if "_exit" in res:
+                                continue
+                            cand = next(x for x in pending if x.id == res["candidate_id"])
+                            log_text = _tail(log_path, log_mark)
+                            log_mark = log_path.stat().st_size if log_path.exists() else 0
+                            record(cand, to_measurement(res, problem, cand, hardware, log_text))
+                        n_seen = len(results)
+                        last_progress = time.time()
+                    if rc is not None:
+                        break
+                    current = next((x for x in pending if x.id not in done), None)
+                    limit = timeout_s * (3 if current is not None and current.backend == "cuda" else 1)
+                    if current is not None and time.time() - last_progress > limit:
+                        killed_for_timeout = True
+                        try:
+                            os.killpg(proc.pid, signal.SIGKILL)
+                        except ProcessLookupError:
+                            pass
+                        proc.wait()
+                        break
+                    time.sleep(0.05)
+                try:
+                    os.killpg(proc.pid, signal.SIGKILL)  # anything the candidates left behind
+                except (ProcessLookupError, PermissionError):
+                    pass
+            # Whatever the worker reported after the last poll.
+            final = _read_results(results_path)
+            for res in final[n_seen:]:
+                if "_exit" in res:
+                    continue
+                cand = next(x for x in pending if x.id == res["candidate_id"])
+                record(cand, to_measurement(res, problem, cand, hardware, _tail(log_path, log_mark)))
+            left_on_purpose = bool(final) and "_exit" in final[-1] and not killed_for_timeout
+            remaining = [c for c in pending if c.id not in done]
+            if remaining and not left_on_purpose:
+                # The first unfinished candidate is the one the worker was on when it ended.
+                victim = remaining[0]
+                tail = _tail(log_path, log_mark)
+                if killed_for_timeout:
+                    status, why = Status.TIMEOUT, f"no result within {timeout_s:.0f} s; worker killed"
+                elif rc is not None and rc < 0:
+                    sig = signal.Signals(-rc).name
+                    status = Status.CRASHED
+                    why = ("output flood: the log hit its size limit" if sig == "SIGXFSZ"
+                           else f"worker killed by signal {sig}")
+                else:
+                    status = Status.CRASHED
+                    why = f"worker exited with code {rc} before reporting (exit() or a fatal error)"
+                record(victim, Measurement(candidate_id=victim.id, problem_id=problem.id, hardware_key=hardware.key,
+                                           hardware_fingerprint=hardware.fingerprint, status=status, reason=why,
+                                           log=tail, hardware_json=json.dumps(hardware.to_dict())))
+            pending = [c for c in pending if c.id not in done]
+    return [done[c.id] for c in candidates]
+
+
+if __name__ == "__main__":
+    _worker_main(sys.argv[1], sys.argv[2])
