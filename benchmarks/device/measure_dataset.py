@@ -32,11 +32,12 @@ from workbench.execution.chunked import run_chunk  # noqa: E402
 from workbench.execution.executors import probe_gpu  # noqa: E402
 from workbench.execution.hardware import roofline_floor_ms  # noqa: E402
 from workbench.problems import list_problems  # noqa: E402
-from workbench.search.mutations import neighbourhood  # noqa: E402
 from workbench.zoo import zoo_candidates  # noqa: E402
 
 
 def build_pool(neighbours: int, seed: int, problems: set[str] | None) -> list:
+    from workbench.search.mutations import neighbourhood  # needs the app's packages; prefer --pool on a GPU box
+
     pool = []
     for c in zoo_candidates():
         if problems and c.problem_id not in problems:
@@ -106,10 +107,13 @@ def main() -> int:
             by_problem[c.problem_id].append(c)
         chunks = []
         for pid, cs in by_problem.items():
-            for i in range(0, len(cs), args.chunk):
-                chunks.append((pid, cs[i:i + args.chunk]))
-        # Interleave problems so a slow problem does not hold all workers at once.
-        chunks.sort(key=lambda pc: (chunks.index(pc) % 7, pc[0]))
+            cs.sort(key=lambda c: not c.origin.startswith("zoo:"))  # zoo kernels first
+            for j, i in enumerate(range(0, len(cs), args.chunk)):
+                chunks.append((j, pid, cs[i:i + args.chunk]))
+        # Round-robin over problems, slow level-3 problems first within a round, so a budget
+        # cut leaves every problem covered.
+        chunks.sort(key=lambda t: (t[0], -int(t[1][1]), t[1]))
+        chunks = [(pid, cs) for _, pid, cs in chunks]
         lock_dir = tempfile.mkdtemp(prefix="wb_locks_")
         out_fh = open(meas_path, "a")
         options = {"seeds": [0, 1], "timing": {"max_total_ms": 300.0, "max_runs": 50, "min_runs": 5},

@@ -44,6 +44,11 @@ def _worker_main(jobs_path: str, results_path: str) -> None:
     from workbench.execution.worker import Verdict, run_job
 
     jobs = [json.loads(line) for line in Path(jobs_path).read_text().splitlines() if line.strip()]
+    import torch
+
+    # Full fp32 references: cuDNN would otherwise run fp32 convolutions in TF32, so the
+    # reference itself would miss fp32 tolerance. (matmul TF32 is already off by default.)
+    torch.backends.cudnn.allow_tf32 = False
     baseline = None
     with open(results_path, "a") as out:
         for job in jobs:
