@@ -67,6 +67,8 @@ def main() -> int:
     ap.add_argument("--problems", default="", help="comma-separated problem ids (default: all)")
     ap.add_argument("--compile", action="store_true", help="also time torch.compile baselines at the end")
     ap.add_argument("--compile-only", action="store_true")
+    ap.add_argument("--compile-workers", type=int, default=4)
+    ap.add_argument("--compile-timeout-s", type=float, default=240)
     ap.add_argument("--repeat", type=int, default=0, help="re-measure this many ok candidates (reproducibility)")
     args = ap.parse_args()
     t_start = time.time()
@@ -99,9 +101,10 @@ def main() -> int:
             full = build_pool(args.neighbours, args.seed, only)
         pool = [c for c in full if c.id not in done]
         print(f"[dataset] {len(pool)} candidates to measure ({len(done)} already done)", flush=True)
-        with open(args.out / f"candidates-{key}.jsonl", "a") as fh:
-            for c in pool:
-                fh.write(json.dumps(c.to_dict()) + "\n")
+        if not args.pool:  # a prebuilt pool is already the candidate list
+            with open(args.out / f"candidates-{key}.jsonl", "a") as fh:
+                for c in pool:
+                    fh.write(json.dumps(c.to_dict()) + "\n")
         by_problem = collections.defaultdict(list)
         for c in pool:
             by_problem[c.problem_id].append(c)
@@ -156,13 +159,13 @@ def main() -> int:
             pj.write_text(json.dumps(p.to_dict()))
             try:
                 subprocess.run([sys.executable, "-m", "workbench.execution.compile_baseline", str(pj), str(oj)],
-                               timeout=240, capture_output=True)
+                               timeout=args.compile_timeout_s, capture_output=True)
                 return json.loads(oj.read_text()) if oj.exists() else {"problem_id": p.id, "error": "no result"}
             except subprocess.TimeoutExpired:
-                return {"problem_id": p.id, "error": "timeout after 240 s"}
+                return {"problem_id": p.id, "error": f"timeout after {args.compile_timeout_s:.0f} s"}
 
         todo = [p for p in problems.values() if not only or p.id in only]
-        with ThreadPoolExecutor(4) as ex:
+        with ThreadPoolExecutor(args.compile_workers) as ex:
             for r in ex.map(one, todo):
                 r["hardware_key"] = key
                 r["hardware_fingerprint"] = hw.fingerprint
