@@ -1,0 +1,87 @@
+"""Turn raw device results (kernels_cache/raw/) into the shipped dataset and benchmark JSON.
+
+    python benchmarks/device/ingest.py [--pool .device_carry/pool.jsonl]
+
+Reads measurements-<gpu>.jsonl[.gz] written by measure_dataset.py on a real GPU, the candidate
+records (from the pool file, or the zoo plus its recorded mutations), and the torch.compile
+baselines; writes kernels_cache/shipped/ (Parquet, see workbench/dataset/SCHEMA.md) and
+benchmarks/results/dataset-<gpu>.json. Only rows that came from the executor are used.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from workbench import bins  # noqa: E402
+from workbench.dataset import write_shipped  # noqa: E402
+from workbench.problems import list_problems  # noqa: E402
+from workbench.records import Candidate, Measurement  # noqa: E402
+from workbench.store import Store  # noqa: E402
+
+RAW = ROOT / "kernels_cache" / "raw"
+
+
+def _lines(path: Path) -> list[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        return [json.loads(x) for x in fh if x.strip()]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--pool", type=Path, default=ROOT / ".device_carry" / "pool.jsonl")
+    ap.add_argument("--out", type=Path, default=ROOT / "kernels_cache" / "shipped")
+    args = ap.parse_args()
+    pool = {c["id"]: Candidate.from_dict(c) for c in _lines(args.pool)}
+    store_path = ROOT / "kernels_cache" / "ingest.sqlite"
+    store_path.unlink(missing_ok=True)
+    store = Store(store_path)
+    store.put_problems(list_problems())
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    for path in sorted(RAW.glob("measurements-*.jsonl*")):
+        ms = [Measurement.from_dict(d) for d in _lines(path)]
+        store.put_candidates([pool[m.candidate_id] for m in ms])
+        store.put_measurements(ms)
+        key = ms[0].hardware_key
+        ok = [m for m in ms if m.ok]
+        counts = [0] * bins.N_BINS
+        for m in ok:
+            counts[m.bin] += 1
+        metrics = {"rows": len(ms), "correct_rows": len(ok), "problems": len({m.problem_id for m in ok}),
+                   "min_bin_share": min(counts) / len(ok), "bin_counts": counts,
+                   "status_counts": {s: sum(m.status.value == s for m in ms) for s in sorted({m.status.value for m in ms})}}
+        rep = RAW / f"repeat-{key}.jsonl"
+        if rep.exists():
+            first = {m.candidate_id: m for m in ms}
+            diffs = [abs(r["speedup"] / first[r["candidate_id"]].speedup - 1) * 100 for r in _lines(rep)
+                     if r["status"] == "ok" and first.get(r["candidate_id"]) and first[r["candidate_id"]].ok]
+            metrics["repro_diff_pct_median"] = statistics.median(diffs)
+            metrics["repro_candidates"] = len(diffs)
+        comp = RAW / f"compile-{key}.jsonl"
+        if comp.exists():
+            rows = [r for r in _lines(comp) if "error" not in r]
+            metrics["compile_baseline_problems"] = len(rows)
+        out = {"benchmark": "dataset", "gpu": key, "date": time.strftime("%Y-%m-%d"), "commit": commit,
+               "metrics": metrics}
+        (ROOT / "benchmarks" / "results" / f"dataset-{key}.json").write_text(json.dumps(out, indent=1) + "\n")
+        print(json.dumps(out))
+    write_shipped(store, args.out)
+    for comp in sorted(RAW.glob("compile-*.jsonl")):
+        (args.out / comp.name).write_text(comp.read_text())
+    print(store.counts())
+    store.close()
+    store_path.unlink(missing_ok=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
