@@ -26,7 +26,7 @@ browser:
 	  || echo "chromium not installed: browser tests will be skipped" )
 
 run: $(STAMP)
-	$(BIN)/panel serve workbench/app.py --address $(HOST) --port $(PORT) --allow-websocket-origin=$(HOST):$(PORT) --show
+	$(BIN)/panel serve workbench/app.py --address $(HOST) --port $(PORT) --allow-websocket-origin=$(HOST):$(PORT)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q

@@ -66,10 +66,26 @@ def main() -> int:
                      if r["status"] == "ok" and first.get(r["candidate_id"]) and first[r["candidate_id"]].ok]
             metrics["repro_diff_pct_median"] = statistics.median(diffs)
             metrics["repro_candidates"] = len(diffs)
+        best: dict[str, float] = {}
+        for m in ok:
+            best[m.problem_id] = max(best.get(m.problem_id, 0.0), m.speedup)
         comp = RAW / f"compile-{key}.jsonl"
+        compiled = {}
         if comp.exists():
             rows = [r for r in _lines(comp) if "error" not in r]
             metrics["compile_baseline_problems"] = len(rows)
+            compiled = {r["problem_id"]: r["speedup_over_eager"] for r in rows}
+        per_level = {}
+        for level in (1, 2, 3):
+            ids = [pid for pid in best if pid.startswith(f"L{level}/")]
+            row = {"problems": len(ids), "best_speedup_over_eager_median": statistics.median(best[i] for i in ids)}
+            over = [best[i] / compiled[i] for i in ids if i in compiled]
+            if over:
+                row["best_speedup_over_compile_median"] = statistics.median(over)
+                row["compile_speedup_over_eager_median"] = statistics.median(compiled[i] for i in ids if i in compiled)
+                row["compile_problems"] = len(over)
+            per_level[f"level{level}"] = row
+        metrics["per_level"] = per_level
         out = {"benchmark": "dataset", "gpu": key, "date": time.strftime("%Y-%m-%d"), "commit": commit,
                "metrics": metrics}
         (ROOT / "benchmarks" / "results" / f"dataset-{key}.json").write_text(json.dumps(out, indent=1) + "\n")
