@@ -15,7 +15,7 @@ $(BIN)/python:
 $(STAMP): $(BIN)/python pyproject.toml
 	# torch pinned to the CPU build that a GPU-less machine can install; a GPU box keeps its own.
 	$(BIN)/pip install -q "torch==2.13.0" || $(BIN)/pip install -q torch
-	$(BIN)/pip install -q -e ".[dev,llm,rl]"
+	$(BIN)/pip install -q -e ".[dev,llm]"
 	touch $(STAMP)
 
 install: $(STAMP)
