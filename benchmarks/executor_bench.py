@@ -70,10 +70,11 @@ def commit() -> str:
     if os.environ.get("WORKBENCH_COMMIT"):
         return os.environ["WORKBENCH_COMMIT"]
     try:
-        return subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                              timeout=10).stdout.strip() or "unknown"
+        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
     except (OSError, subprocess.SubprocessError):
         return "unknown"
+    return out if re.fullmatch(r"[0-9a-f]{40}", out) else "unknown (no git history here; set WORKBENCH_COMMIT)"
 
 
 def main(argv=None) -> int:

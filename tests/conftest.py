@@ -159,7 +159,7 @@ def llm_server(smollm2_path, tmp_path_factory) -> Iterator[LLMServer]:
     log = open(log_path, "wb")
     cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(smollm2_path),
            "--model_alias", LLM_TEST_MODEL, "--host", "127.0.0.1", "--port", str(port),
-           "--n_ctx", "4096", "--n_threads", str(min(2, os.cpu_count() or 1))]
+           "--n_ctx", "4096", "--n_threads", str(max(1, min(4, (os.cpu_count() or 2) // 2)))]
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120

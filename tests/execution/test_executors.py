@@ -158,3 +158,17 @@ def test_gate_exclusive_waits_for_shared_and_blocks_new_entries():
     for t in (a, x, b):
         t.join(5)
     assert events == ["a+", "a-", "X+", "X-", "b+", "b-"]
+
+
+def test_oom_retry_only_for_requests_that_fit():
+    from workbench.execution.executors import _retry_after_oom
+
+    def m(reason, status=Status.RUNTIME_ERROR):
+        return Measurement(candidate_id="c", problem_id="p", hardware_key="h100", status=status, reason=reason)
+
+    crowded = "candidate: out of GPU memory: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has..."
+    huge = "candidate: out of GPU memory: CUDA out of memory. Tried to allocate 1024.00 GiB. GPU 0 has..."
+    assert _retry_after_oom(m(crowded), 81079)
+    assert not _retry_after_oom(m(huge), 81079)
+    assert not _retry_after_oom(m(crowded, Status.INCORRECT), 81079)
+    assert not _retry_after_oom(m("ValueError: bad"), 81079)

@@ -19,7 +19,8 @@ import pytest
 from workbench import bins
 from workbench.errors import ConfigError
 from workbench.forecast.hardware_table import render_hardware_table
-from workbench.forecast.llm import LLMForecaster, MemoryCache
+from workbench.forecast.cache import ForecastCache
+from workbench.forecast.llm import LLMForecaster
 from workbench.forecast.prompts import PromptSet, available, truncate_source
 from workbench.llm import ChatClient
 from workbench.problems import get_problem
@@ -125,9 +126,12 @@ def test_hardware_table_leaves_out_unknown_fields():
 # ============================================================================ real model
 @pytest.fixture(scope="module")
 def real_client(llm_server) -> ChatClient:
-    return ChatClient(llm_server.base_url, llm_server.model, timeout_s=120, max_concurrency=2)
+    # A slow, shared CI machine must not turn into retries: one generous attempt.
+    return ChatClient(llm_server.base_url, llm_server.model, timeout_s=600, max_retries=0,
+                      max_concurrency=2)
 
 
+@pytest.mark.slow
 def test_real_model_end_to_end_with_tools(real_client, items):
     fc = LLMForecaster(real_client, max_tokens=160, max_source_chars=1500)
     assert fc.name == "llm:smollm2-135m"
@@ -148,6 +152,7 @@ def test_real_model_end_to_end_with_tools(real_client, items):
     assert again.probabilities == out[0].probabilities and again.candidate_id == items[0][1].id
 
 
+@pytest.mark.slow
 def test_real_model_text_mode_and_parent(real_client, items):
     fc = LLMForecaster(real_client, use_tools=False, max_tokens=120, max_source_chars=1200)
     problem, parent = items[1]
@@ -190,6 +195,9 @@ def test_tool_answer_is_parsed_ok_and_cached(scripted_chat_server, items):
         assert body["tool_choice"]["function"]["name"] == "submit_forecast"
         assert body["tools"][0]["function"]["parameters"]["required"][0] == "probabilities"
         fc.forecast(*items[0], H100)
+        assert srv.count == 1
+        # The cache persists: a new forecaster with the same name and prompt asks nothing.
+        LLMForecaster(ChatClient(srv.url, "m"), cache=fc.cache).forecast(*items[0], H100)
         assert srv.count == 1
         # A different hardware is a different prompt: asked again.
         fc.forecast(*items[0], H100.replace(key="h200", name="NVIDIA H200"))
@@ -237,14 +245,16 @@ def test_empty_answer_is_asked_again_without_tools(scripted_chat_server, items):
         assert (f.prompt_tokens, f.completion_tokens) == (14, 6)  # both calls are counted
 
 
-def test_garbage_answer_is_an_abstention_and_is_cached(scripted_chat_server, items):
+def test_garbage_answer_is_an_abstention_and_is_asked_again(scripted_chat_server, items,
+                                                            tmp_path):
     srv_cls = scripted_chat_server
     with srv_cls(lambda n, b: (200, srv_cls.completion("", ("submit_forecast", "{oops")), 0)) as srv:
-        fc = LLMForecaster(ChatClient(srv.url, "m"), cache=MemoryCache())
+        cache = ForecastCache(tmp_path / "cache.sqlite")
+        fc = LLMForecaster(ChatClient(srv.url, "m"), cache=cache)
         f = fc.forecast(*items[0], H100)
         assert f.abstained and "unparseable" in f.reasoning and f.prompt_tokens == 7
         fc.forecast(*items[0], H100)
-        assert srv.count == 1
+        assert srv.count == 2 and len(cache) == 0
 
 
 def test_one_timing_out_item_does_not_sink_the_batch(scripted_chat_server, items):
@@ -254,11 +264,11 @@ def test_one_timing_out_item_does_not_sink_the_batch(scripted_chat_server, items
 
     def respond(n, body):
         user = body["messages"][-1]["content"]
-        delay = 3.0 if slow_marker in user else 0.0
+        delay = 3.0 if slow_marker in user else 0.25  # overlap, but within the 1 s timeout
         return 200, srv_cls.completion("", ("submit_forecast", GOOD_ARGS)), delay
 
     with srv_cls(respond) as srv:
-        client = ChatClient(srv.url, "m", timeout_s=0.5, max_retries=0, max_concurrency=3)
+        client = ChatClient(srv.url, "m", timeout_s=1.0, max_retries=0, max_concurrency=3)
         out = LLMForecaster(client).forecast_batch(items, H100)
         assert [f.candidate_id for f in out] == [c.id for _, c in items]
         assert [f.abstained for f in out] == [False, False, True]

@@ -7,6 +7,8 @@ import torch
 from workbench.problems import list_problems, load_source
 
 PROBLEMS = list_problems()
+#: Categories whose operation does no arithmetic (a gather, a layout change): flops() is 0.
+DATA_MOVEMENT = ("gather", "layout")
 
 
 def _flat(x):
@@ -30,7 +32,10 @@ def test_metadata(problem):
     assert problem.category and problem.dtype in ("fp32", "bf16", "fp16", "mixed")
     assert problem.tags
     assert problem.bytes_moved > 0
-    assert problem.flops >= 0
+    if problem.category in DATA_MOVEMENT:
+        assert problem.flops == 0 and "memory-bound" in problem.tags
+    else:
+        assert problem.flops > 0, "flops() counts the arithmetic at full size"
     assert "CPU_SIZES" in problem.source
 
 

@@ -1,34 +1,68 @@
-"""The app's views driven from Python (no browser): replay search, threshold slider, inspector."""
+"""The app's views driven from Python (no browser): replay search, pause/stop, shared runner,
+threshold slider, held-out forecasts, inspector, empty database.
+
+The replay tests use the real measurements shipped in kernels_cache/shipped/ (skipped when
+absent); the empty-database tests need nothing.
+"""
 from __future__ import annotations
 
 import time
 
+import panel as pn
 import pytest
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR, load_into_store
+from workbench.errors import ConfigError
 from workbench.problems import list_problems
 from workbench.store import Store
+from workbench.ui.calibration_page import HELD_OUT, CalibrationPage, forecaster_names
 from workbench.ui.calibration_view import CalibrationView, calibration_info
+from workbench.ui.dataset_view import DatasetView
 from workbench.ui.inspector import CandidateInspector
-from workbench.ui.runner import SearchRunner
-from workbench.ui.search_view import SearchView, gpu_options
+from workbench.ui.runner import BackgroundJobs, RunnerBusyError, SearchRunner, shared
+from workbench.ui.search_view import NO_DATA, SearchView, gpu_options, problem_options
 
-pytestmark = pytest.mark.skipif(not (DEFAULT_SHIPPED_DIR / "kernels.parquet").exists(),
-                                reason="shipped measurements missing")
+needs_shipped = pytest.mark.skipif(not (DEFAULT_SHIPPED_DIR / "kernels.parquet").exists(),
+                                   reason="shipped measurements missing")
 
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
+    if not (DEFAULT_SHIPPED_DIR / "kernels.parquet").exists():
+        pytest.skip("shipped measurements missing")
     s = Store(tmp_path_factory.mktemp("app") / "db.sqlite")
     s.put_problems(list_problems())
     load_into_store(DEFAULT_SHIPPED_DIR, s)
     return s
 
 
+@pytest.fixture
+def empty_store(tmp_path):
+    s = Store(tmp_path / "empty.sqlite")
+    s.put_problems(list_problems())
+    return s
+
+
+def _wait(pred, timeout=180.0):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if pred():
+            return True
+        time.sleep(0.1)
+    return False
+
+
 def test_replay_gpus_are_offered(store):
     opts = gpu_options(store)
     assert "replay:h100" in opts.values() and "replay:h200" in opts.values()
     assert all(label.startswith("REPLAY") for label, v in opts.items() if v.startswith("replay:"))
+
+
+def test_problem_labels_carry_level_and_tags(store):
+    opts = problem_options(store)
+    softmax = [label for label, pid in opts.items() if pid == "L1/01_softmax"]
+    assert len(softmax) == 1 and "level 1" in softmax[0]
+    assert all(t in softmax[0] for t in store.get_problem("L1/01_softmax").tags)
 
 
 def test_replay_search_fills_the_table_and_the_inspector(store):
@@ -40,18 +74,66 @@ def test_replay_search_fills_the_table_and_the_inspector(store):
     view.budget.value = 6
     view._start()
     runner.join(timeout=120)
-    assert not runner.running and not runner.error
+    assert runner.phase == "finished" and not runner.error
     view.refresh(force=True)
     table = view.table.value
     measured = table[table["decision"] == "measured"]
     assert len(measured) == 6  # the budget counts GPU measurements exactly
-    assert len(table) >= 6 and "budget" not in view.status.object
+    assert len(table) >= 6 and "REPLAY" in view.status.object and "finished" in view.status.object
     assert len(view._curve.data["x"]) >= 1
+    # A second tab (another view over the same runner) shows the same run.
+    other = SearchView(store, runner)
+    other.refresh(force=True)
+    assert list(other.table.value["candidate"]) == list(table["candidate"])
     cid = measured.iloc[-1]["candidate"]
+    view._on_click(type("E", (), {"row": int(measured.index[-1])})())
+    assert view.selected_candidate == cid and view.selected_gpu == "h100"
     insp = CandidateInspector(store, hardware_key="h100", candidate_id=cid)
     assert cid in insp.title.object
     assert "wb-diff" in insp.diff.object
     assert insp.details.object.startswith("**status**")
+    assert "Forecaster** `roofline`" in insp.reasoning.object
+
+
+def test_pause_resume_and_stop(store):
+    runner = SearchRunner(store)
+    runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=40, k=2, m=1)
+    with pytest.raises(RunnerBusyError):
+        runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=4)
+    runner.pause()
+    runner.join(timeout=120)
+    assert runner.phase == "paused", runner.error
+    used = sum(e["kind"] == "measured" for e in store.events(runner.search_id))
+    assert used < 40
+    runner.resume()
+    assert _wait(lambda: sum(e["kind"] == "measured" for e in store.events(runner.search_id)) > used)
+    runner.stop()
+    runner.join(timeout=120)
+    assert runner.phase in ("stopped", "finished")
+    runner.resume()  # a stopped run does not restart
+    assert not runner.running
+
+
+def test_bad_choices_are_refused_before_starting(store):
+    runner = SearchRunner(store)
+    with pytest.raises(ConfigError, match="needs a forecaster"):
+        runner.start("L1/01_softmax", "replay:h100", "screen_topk", "none", budget=4)
+    with pytest.raises(ConfigError, match="unknown problem"):
+        runner.start("no/such", "replay:h100", "measure_all", "none", budget=4)
+    view = SearchView(store, runner)
+    view.forecaster.value, view.method.value = "none", "selective"
+    view._start()
+    assert "cannot start" in view.status.object and runner.phase == "idle"
+
+
+def test_failure_while_preparing_is_reported(store):
+    runner = SearchRunner(store)
+    runner.start("L1/01_softmax", "replay:nosuchgpu", "measure_all", "none", budget=4)
+    runner.join(timeout=60)
+    assert runner.phase == "failed" and "nosuchgpu" in runner.error
+    view = SearchView(store, runner)
+    view.refresh(force=True)
+    assert "search failed" in view.status.object
 
 
 def test_threshold_slider_moves_coverage_and_risk(store):
@@ -70,5 +152,50 @@ def test_threshold_slider_moves_coverage_and_risk(store):
     half = view.summary
     assert 0 < half.coverage < 1 and half.trusted + half.deferred == len(ms)
     assert "coverage" in view.stats.object and f"{half.coverage:.3f}" in view.stats.object
+    alpha = view._scatter.data["alpha"]
+    assert sum(a > 0.5 for a in alpha) == half.trusted  # trusted points drawn opaque
     view.threshold = 1.0
     assert view.summary.coverage <= half.coverage
+
+
+def test_calibration_page_computes_heldout_forecasts(store, tmp_path):
+    # A small database (8 problems of the shipped H100 data) so five folds fit in seconds.
+    small = Store(tmp_path / "small.sqlite")
+    small.put_problems(store.problems())
+    pids = sorted({m.problem_id for m in store.measurements(hardware_key="h100")})[:8]
+    ms = [m for m in store.measurements(hardware_key="h100") if m.problem_id in pids]
+    small.put_candidates([store.get_candidate(m.candidate_id) for m in ms])
+    small.put_measurements(ms)
+    page = CalibrationPage(small, BackgroundJobs())
+    assert page.gpu.value == "h100" and not page.forecaster.options
+    assert "compute held-out" in page.note.object
+    page.compute()
+    page._jobs.join(page.job_name, timeout=300)
+    assert page._jobs.status(page.job_name) == "done"
+    page.refresh(force=True)
+    assert forecaster_names(small, "h100")[0] == HELD_OUT and page.forecaster.value == HELD_OUT
+    n_ok = sum(m.ok for m in ms)
+    assert page.view._info.n == n_ok
+    page.view.threshold = 0.0
+    assert page.view.summary.coverage == pytest.approx(1.0)
+
+
+def test_empty_database_says_load_shipped_data(empty_store):
+    view = SearchView(empty_store, SearchRunner(empty_store))
+    assert view.status.object == NO_DATA and view.start_btn.disabled
+    page = CalibrationPage(empty_store)
+    assert "No recorded measurements" in page.note.object and page.compute_btn.disabled
+    assert "No recorded measurements" in DatasetView(empty_store).summary.object
+
+
+def test_app_builds_with_replay_banner(store, monkeypatch):
+    from workbench import app
+
+    monkeypatch.setattr(app, "gpu_available", lambda: False)
+    pn.state.cache.clear()
+    tmpl = app.build(store)
+    banner = tmpl.main[0].object
+    assert "REPLAY MODE" in banner and "H100" in banner and "H200" in banner
+    assert shared(store) is shared(store)  # one runner per process and database
+    monkeypatch.setenv("WORKBENCH_AUTH", "1")
+    assert "Login required" in app.build(store).main[0].object

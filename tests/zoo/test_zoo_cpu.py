@@ -6,16 +6,21 @@ tests/execution.
 """
 from __future__ import annotations
 
+import ast
+import collections
 import importlib.util
+import re
 import sys
 
 import pytest
+import torch
 
 from workbench.execution.worker import Verdict, check_correctness
 from workbench.problems import get_problem, list_problems, load_source
 from workbench.zoo import problem_id_of, zoo_files
 
 FILES = [f for f in zoo_files() if not f.name.startswith("cuda_")]
+CUDA_FILES = [f for f in zoo_files() if f.name.startswith("cuda_")]
 
 
 def _import(path):
@@ -45,5 +50,68 @@ def test_zoo_candidate_correct_on_cpu(path):
     mod = _import(path)
     try:
         check_correctness(lp.module, mod, "cpu", [0, 1], int(max(lp.sizes.values())), "cpu size")
+    except Verdict as v:
+        pytest.fail(f"{v.status}: {v.reason}")
+
+
+@pytest.mark.parametrize("path", zoo_files(), ids=[f"{problem_id_of(f)}/{f.stem}" for f in zoo_files()])
+def test_zoo_file_form(path):
+    """KernelBench answer form: a docstring saying what the variant does, and `ModelNew`."""
+    tree = ast.parse(path.read_text())
+    assert (ast.get_docstring(tree) or "").strip(), f"{path}: needs a docstring describing the variant"
+    assert any(isinstance(n, ast.ClassDef) and n.name == "ModelNew" for n in tree.body)
+
+
+def test_level1_zoo_breadth():
+    """Level 1 has a spread of variants per problem and CUDA C++ candidates for several problems."""
+    triton_per_problem = collections.Counter(problem_id_of(f) for f in FILES if problem_id_of(f).startswith("L1/"))
+    wide = [pid for pid, n in triton_per_problem.items() if 5 <= n <= 15]
+    assert len(wide) >= 22, f"only {len(wide)} level-1 problems have 5-15 Triton candidates"
+    cuda_problems = {problem_id_of(f) for f in CUDA_FILES if problem_id_of(f).startswith("L1/")}
+    assert len(cuda_problems) >= 6, f"CUDA C++ candidates for only {sorted(cuda_problems)}"
+    slow = {problem_id_of(f) for f in FILES if f.stem.startswith("slow_") and problem_id_of(f).startswith("L1/")}
+    assert len(slow) >= 15, "deliberately slow variants populate the low speedup bins"
+
+
+def test_zoo_candidates_are_distinct():
+    """No two files of one problem are the same candidate (same normalised source)."""
+    from workbench.zoo import zoo_candidates
+
+    seen: dict[tuple[str, str], str] = {}
+    for c in zoo_candidates():
+        key = (c.problem_id, c.id)
+        assert key not in seen, f"{c.origin} duplicates {seen[key]}"
+        seen[key] = c.origin
+
+
+def test_cuda_candidates_follow_the_rules():
+    """Static checks on CUDA C++ files (they cannot run without a GPU): a unique extension name,
+    launches on the current stream, and a launch check after every launch."""
+    names = []
+    for path in CUDA_FILES:
+        src = path.read_text()
+        assert "load_inline" in src, path
+        m = re.search(r'load_inline\(\s*name="([^"]+)"', src)
+        assert m, f"{path}: load_inline needs a literal name"
+        names.append(m.group(1))
+        launches = len(re.findall(r">>>\(", src))
+        assert launches >= 1, path
+        assert src.count("getCurrentCUDAStream()") >= 1, f"{path}: launch on the current stream"
+        assert re.findall(r"<<<[^>]*getCurrentCUDAStream\(\)|<<<[^>]*\bstream>>>", src), \
+            f"{path}: every launch passes the current stream"
+        assert src.count("C10_CUDA_KERNEL_LAUNCH_CHECK()") >= 1, f"{path}: check launches"
+        assert "try:" not in src, f"{path}: no try/except fallbacks"
+    assert len(names) == len(set(names)), "every CUDA file needs its own load_inline name"
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("path", CUDA_FILES, ids=[f"{problem_id_of(f)}/{f.stem}" for f in CUDA_FILES])
+def test_cuda_candidate_correct_on_gpu(path):
+    p = get_problem(problem_id_of(path))
+    lp = load_source(p.source, name=p.id, cpu=True)
+    mod = _import(path)
+    try:
+        check_correctness(lp.module, mod, "cuda", [0, 1], int(max(lp.sizes.values())), "cpu size")
     except Verdict as v:
         pytest.fail(f"{v.status}: {v.reason}")

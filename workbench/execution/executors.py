@@ -5,6 +5,7 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -104,8 +105,18 @@ class _Gate:
                 self._cv.notify_all()
 
 
-def _is_gpu_oom(m: Measurement) -> bool:
-    return m.status is Status.RUNTIME_ERROR and "out of memory" in m.reason.lower() and "CUDA" in m.reason
+_UNITS = {"B": 1, "KiB": 2**10, "MiB": 2**20, "GiB": 2**30, "TiB": 2**40}
+
+
+def _retry_after_oom(m: Measurement, gpu_memory_mib: int) -> bool:
+    """A CUDA out-of-memory error worth one more run alone on the GPU: one whose failed
+    request would fit in the GPU (a request larger than the whole GPU never will)."""
+    if m.status is not Status.RUNTIME_ERROR or "out of memory" not in m.reason.lower() or "CUDA" not in m.reason:
+        return False
+    hit = re.search(r"Tried to allocate ([0-9.]+) ([KMGT]?i?B)", m.reason)
+    if not hit or hit.group(2) not in _UNITS:
+        return True
+    return float(hit.group(1)) * _UNITS[hit.group(2)] < 0.9 * gpu_memory_mib * 2**20
 
 
 class LocalGPUExecutor(_PoolExecutor):
@@ -163,7 +174,7 @@ class LocalGPUExecutor(_PoolExecutor):
 
         with self._gates[gpu].shared():
             m = run(options)
-        if _is_gpu_oom(m):
+        if _retry_after_oom(m, hw.memory_mib):
             with self._gates[gpu].exclusive():
                 m = run({**options, "gpu_memory_fraction": 0.9})
             if not m.ok:

@@ -63,6 +63,15 @@ def _to(x, device):
     return x
 
 
+def _inputs(problem_mod, device):
+    """`get_inputs()` created directly on `device` (random inputs of a large problem take
+    seconds to draw on the CPU), then moved there for any tensor made elsewhere."""
+    import torch
+
+    with torch.device(device):
+        return _to(problem_mod.get_inputs(), device)
+
+
 def _clone(x):
     import torch
 
@@ -187,7 +196,7 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
     import torch
 
     torch.manual_seed(1000 + seed)
-    inputs = _to(problem_mod.get_inputs(), device)
+    inputs = _inputs(problem_mod, device)
     pristine = _clone(inputs)
     freed_ptrs: set[int] = set()
     if not first:
@@ -224,7 +233,7 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
                       ("fresh inputs", None)):
         if nxt is None:
             torch.manual_seed(5000 + seed)
-            nxt = _to(problem_mod.get_inputs(), device)
+            nxt = _inputs(problem_mod, device)
         again = _run(new, _clone(nxt), device, f"candidate ({label}, {what})")
         ref_again = _run(ref, nxt, device, "reference")
         ok, why = correctness.compare_outputs(again, ref_again, reduced_k, matmul_like)
@@ -326,7 +335,7 @@ def run_job(job: dict) -> dict:
     input_sets = []
     for k in range(n_sets):
         torch.manual_seed(9000 + k)
-        input_sets.append(_to(full.module.get_inputs(), device))
+        input_sets.append(_inputs(full.module, device))
 
     def call(model):
         def fn(inputs):

@@ -5,58 +5,25 @@ One forecast = one prompt (see `workbench.forecast.prompts`) and, by default, on
 instead of calling the tool, the text is parsed by the fallback parser (parse status
 "fallback"); when the text is empty too, the question is asked again without tools.
 A server that cannot be reached, times out or keeps failing gives an abstention carrying
-the reason: one bad item never stops a batch. Forecasts are cached by (forecaster name,
-prompt hash); abstentions caused by the transport are not cached.
+the reason: one bad item never stops a batch. Forecasts are cached in a
+`workbench.forecast.cache.ForecastCache` by (forecaster name, prompt hash); that cache keeps
+no abstentions, so an item that failed is asked again next time.
 """
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
 from workbench.errors import ConfigError
 from workbench.forecast.base import Forecaster
+from workbench.forecast.cache import ForecastCache
 from workbench.forecast.parsing import (FORCE_TOOL_CHOICE, SUBMIT_FORECAST_TOOL, TOOL_NAME,
                                         ParsedAnswer, parse_answer)
 from workbench.forecast.prompts import (DEFAULT_MAX_SOURCE_CHARS, RELATIVE_TO, PromptSet,
                                         prompt_hash)
 from workbench.llm import ChatClient, ChatResult, LLMError, LLMRequestError
 from workbench.records import Candidate, Forecast, Hardware, Problem
-
-
-class ForecastCache(Protocol):
-    """What the forecasters need from a cache: get/put by (forecaster name, prompt hash)."""
-
-    def get(self, forecaster: str, prompt_hash: str) -> Forecast | None: ...
-
-    def put(self, forecaster: str, prompt_hash: str, forecast: Forecast) -> None: ...
-
-
-class MemoryCache:
-    """A thread-safe in-process LRU cache of forecasts keyed by (forecaster, prompt hash)."""
-
-    def __init__(self, max_items: int = 10_000):
-        self.max_items = max_items
-        self._items: OrderedDict[tuple[str, str], Forecast] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def get(self, forecaster: str, prompt_hash: str) -> Forecast | None:
-        with self._lock:
-            f = self._items.get((forecaster, prompt_hash))
-            if f is not None:
-                self._items.move_to_end((forecaster, prompt_hash))
-            return f
-
-    def put(self, forecaster: str, prompt_hash: str, forecast: Forecast) -> None:
-        with self._lock:
-            self._items[(forecaster, prompt_hash)] = forecast
-            self._items.move_to_end((forecaster, prompt_hash))
-            while len(self._items) > self.max_items:
-                self._items.popitem(last=False)
-
-    def __len__(self) -> int:
-        return len(self._items)
 
 
 class PromptedForecaster(Forecaster):
@@ -75,7 +42,7 @@ class PromptedForecaster(Forecaster):
         self.name = name
         self.prompts = prompt if isinstance(prompt, PromptSet) else PromptSet.load(prompt)
         self.max_source_chars = max_source_chars
-        self.cache: ForecastCache = cache if cache is not None else MemoryCache()
+        self.cache: ForecastCache = cache if cache is not None else ForecastCache()
         self.calls = 0  # model calls made (cache hits do not count)
         self._calls_lock = threading.Lock()
 

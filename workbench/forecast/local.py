@@ -15,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
-from workbench.forecast.llm import ForecastCache, PromptedForecaster
+from workbench.forecast.cache import ForecastCache
+from workbench.forecast.llm import PromptedForecaster
 from workbench.forecast.parsing import ParsedAnswer, parse_answer
 from workbench.forecast.prompts import DEFAULT_MAX_SOURCE_CHARS, PromptSet
 
@@ -69,13 +70,20 @@ class LocalTransformersForecaster(PromptedForecaster):
 
     @classmethod
     def from_model(cls, model: Any, tokenizer: Any, name: str, device: str = "cpu",
-                   prompt: str | PromptSet = "default", max_new_tokens: int = 384,
-                   max_source_chars: int = DEFAULT_MAX_SOURCE_CHARS,
+                   adapter_path: str | Path | None = None, prompt: str | PromptSet = "default",
+                   max_new_tokens: int = 384, max_source_chars: int = DEFAULT_MAX_SOURCE_CHARS,
                    cache: ForecastCache | None = None) -> "LocalTransformersForecaster":
-        """Wrap a model and tokenizer already loaded (e.g. a policy being trained)."""
+        """Wrap a model and tokenizer already loaded (e.g. a policy being trained).
+
+        With `adapter_path`, the LoRA adapter is loaded onto `model` (PEFT changes the
+        model's modules in place: pass a copy to keep the base model untouched).
+        """
+        if adapter_path is not None:
+            model = _load_adapter(model, adapter_path)
         self = cls.__new__(cls)
         self._init(model, tokenizer, name, device, prompt, max_new_tokens, max_source_chars, cache)
-        self.model_source, self.gguf_file, self.adapter_path = name, None, None
+        self.model_source, self.gguf_file = name, None
+        self.adapter_path = str(adapter_path) if adapter_path is not None else None
         return self
 
     def _init(self, model, tokenizer, name, device, prompt, max_new_tokens, max_source_chars,

@@ -45,12 +45,16 @@ class CalibrationInfo:
 
 
 def calibration_info(forecasts: Sequence[Forecast], measurements: Sequence[Measurement]) -> CalibrationInfo:
-    """Pair forecasts with ok measurements of the same candidate (and hardware)."""
+    """Pair reference-relative forecasts with ok measurements of the same candidate and hardware.
+
+    Parent-relative forecasts are skipped: their bins are not comparable with the measured
+    speedup over the reference.
+    """
     by_key = {(m.candidate_id, m.hardware_key): m for m in measurements if m.ok and m.speedup}
     rows = []
     for f in forecasts:
         m = by_key.get((f.candidate_id, f.hardware_key))
-        if m is None:
+        if m is None or f.relative_to != "reference":
             continue
         rows.append((f.candidate_id, f.expected_log2_speedup, math.log2(m.speedup),
                      0.0 if f.abstained else f.confidence, f.predicted_bin,
@@ -143,6 +147,7 @@ class CalibrationView(pn.viewable.Viewer):
     def set_info(self, info: CalibrationInfo) -> None:
         """Swap in new pairs (e.g. after the store's version moved)."""
         self._info = info
+        self._scatter.data = self._scatter_data()
         self._refresh_static()
         self._on_threshold()
 
@@ -163,8 +168,8 @@ class CalibrationView(pn.viewable.Viewer):
     def _on_threshold(self) -> None:
         s = threshold_summary(self._info, self.threshold)
         trusted = (self._info.confidence >= self.threshold) & ~self._info.abstained
-        # Only alpha changes with the threshold: patch that column alone.
-        self._scatter.data = self._scatter_data(trusted)
+        # Only alpha changes with the threshold: send that column alone to the browser.
+        self._scatter.data["alpha"] = np.where(trusted, 0.9, 0.25)
         self._rc_marker.location = s.coverage
         risk = "n/a" if math.isnan(s.selective_risk) else f"{s.selective_risk:.3f}"
         self.stats.object = (

@@ -73,6 +73,10 @@ class DatasetView(pn.viewable.Viewer):
             if v != ALL and not f.empty:
                 f = f[f[col] == v]
         self.table.value = f.reset_index(drop=True)
+        if self._frame.empty:
+            self.summary.object = ("**No recorded measurements.** Load the shipped data "
+                                   "(`workbench dataset load-shipped`) or measure candidates on a GPU.")
+            return
         ok = f[f["status"] == "ok"] if not f.empty else f
         self.summary.object = (f"{len(f)} measurements shown, {len(ok)} correct"
                                + (f", median speedup {ok['speedup'].median():.2f}x" if len(ok) else ""))
@@ -80,7 +84,11 @@ class DatasetView(pn.viewable.Viewer):
     def _on_click(self, event) -> None:
         row = self.table.value.iloc[event.row]
         self.selected_gpu = str(row["gpu"])
-        self.selected_candidate = str(row["candidate"])
+        cid = str(row["candidate"])
+        if cid == self.selected_candidate:
+            self.param.trigger("selected_candidate")  # reopen the same candidate
+        else:
+            self.selected_candidate = cid
 
     def __panel__(self):
         return pn.Column(self._filters, self.summary, self.table, sizing_mode="stretch_width")

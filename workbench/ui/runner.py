@@ -1,76 +1,221 @@
-"""The one background search runner of a server process, and the table a view shows of a run.
+"""The one background search runner of a server process, background jobs, and the table a
+view shows of a run.
 
 A search runs in a daemon thread; it writes every event to the store. Views never talk to the
-thread: they poll `store.version()` and rebuild from the store's events, so a second browser tab
-(or another process) sees the same run.
+thread directly: they poll `store.version()` (and the runner's `phase`) from a periodic
+callback and rebuild from the store's events, so a second browser tab (or another process
+reading the same database) sees the same run. Building a run (fitting a learned forecaster
+takes tens of seconds) happens in the thread too, so pressing Start never blocks the server.
+
+Phases: idle -> preparing -> running -> (paused <-> running) -> finished | stopped | failed.
+`pause` stops after the current step and can be resumed; `stop` ends the run for good (its
+events stay in the store; `workbench search --resume ID` can still continue it from the shell).
 """
 from __future__ import annotations
 
 import argparse
 import threading
 import traceback
-from typing import Any
+from typing import Any, Callable
 
 from workbench import bins
+from workbench.errors import ConfigError, WorkbenchError
+
+PHASES = ("idle", "preparing", "running", "paused", "finished", "stopped", "failed")
+CACHE_KEY = "workbench-runner"
+
+
+class RunnerBusyError(WorkbenchError):
+    """A search is already in progress in this server process."""
 
 
 class SearchRunner:
-    """Starts, pauses (stops after the current step) and resumes one search at a time."""
+    """Starts, pauses, resumes and stops one search at a time (thread-safe).
 
-    def __init__(self, store):
+    `start` returns at once; `phase`, `search_id` and `error` say where the run is.
+    """
+
+    def __init__(self, store, build: Callable[[Any, argparse.Namespace], Any] | None = None):
         self.store = store
         self.search_id: str | None = None
         self.error: str = ""
+        self.phase: str = "idle"
+        self.config: dict[str, Any] = {}
+        self._build = build
         self._thread: threading.Thread | None = None
         self._run = None
+        self._pause_requested = False
+        self._stop_requested = False
         self._lock = threading.Lock()
 
     @property
     def running(self) -> bool:
+        """True while the background thread is alive (preparing or stepping)."""
         return self._thread is not None and self._thread.is_alive()
 
     def start(self, problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int = 0,
-              k: int = 2, m: int = 3) -> str:
-        """Build the run in the caller's thread (so config errors surface), then run it in the background."""
-        from workbench.commands.search import build_run
+              k: int = 2, m: int = 3, max_seeds: int = 2) -> None:
+        """Validate cheap choices here (errors raise at once), then build and run in a thread.
 
+        budget: GPU measurements allowed, seeds included; k children measured per parent,
+        m*k generated (screening factor).
+        """
+        if not problem or self.store.get_problem(problem) is None:
+            raise ConfigError(f"unknown problem {problem!r}: pick one from the list")
+        if not gpu:
+            raise ConfigError("no GPU to search on: load the shipped measurements "
+                              "(`workbench dataset load-shipped`) or run on a machine with a GPU")
+        if forecaster == "none" and method != "measure_all":
+            raise ConfigError(f"method {method} needs a forecaster; choose one, or use measure_all")
+        if int(budget) < 1:
+            raise ConfigError("the budget counts GPU measurements and must be at least 1")
         with self._lock:
             if self.running:
-                raise RuntimeError("a search is already running; stop it first")
-            args = argparse.Namespace(problem=problem, gpu=gpu, method=method, forecaster=forecaster,
-                                      forecaster_path=None, generator="auto", budget=int(budget), seed=int(seed),
-                                      k=int(k), m=int(m), selector="puct", max_seeds=2)
-            run = build_run(self.store, args)
-            run.start()
-            self._run, self.search_id, self.error = run, run.search_id, ""
-            self._thread = threading.Thread(target=self._loop, name="wb-search", daemon=True)
+                raise RunnerBusyError("a search is already in progress: pause or stop it first")
+            self.config = dict(problem=problem, gpu=gpu, method=method, forecaster=forecaster,
+                               budget=int(budget), seed=int(seed), k=int(k), m=int(m), max_seeds=int(max_seeds))
+            self._run, self.search_id, self.error = None, None, ""
+            self._pause_requested = self._stop_requested = False
+            self.phase = "preparing"
+            self._thread = threading.Thread(target=self._prepare_and_loop, name="wb-search", daemon=True)
             self._thread.start()
-            return run.search_id
 
-    def resume(self) -> None:
-        with self._lock:
-            if self.running or self._run is None:
-                return
-            self._thread = threading.Thread(target=self._loop, name="wb-search", daemon=True)
-            self._thread.start()
+    def _make_run(self):
+        from workbench.commands.search import build_run
+
+        c = self.config
+        args = argparse.Namespace(problem=c["problem"], gpu=c["gpu"], method=c["method"],
+                                  forecaster=c["forecaster"], forecaster_path=None, generator="auto",
+                                  budget=c["budget"], seed=c["seed"], k=c["k"], m=c["m"], selector="puct",
+                                  max_seeds=c["max_seeds"])
+        return (self._build or build_run)(self.store, args)
+
+    def _prepare_and_loop(self) -> None:
+        try:
+            run = self._make_run()
+            run.start()
+            self._run, self.search_id = run, run.search_id
+        except Exception as e:  # noqa: BLE001 - shown in the UI
+            self._fail(e)
+            return
+        self._loop()
 
     def _loop(self) -> None:
         try:
-            self._run.run(progress=False)
-        except Exception as e:  # noqa: BLE001 - shown in the UI, the events so far are kept
-            self.error = f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"
+            if self._stop_requested or self._pause_requested:  # asked while preparing
+                self.phase = "stopped" if self._stop_requested else "paused"
+                if self._stop_requested:
+                    self._close()
+                return None
+            self.phase = "running"
+            summary = self._run.run(progress=False)
+            if self._run.finished:
+                self.phase = "finished"
+            else:
+                self.phase = "stopped" if self._stop_requested else "paused"
+            if self.phase != "paused":
+                self._close()
+            return summary
+        except Exception as e:  # noqa: BLE001 - shown in the UI; the events so far are kept
+            self._fail(e)
 
-    def stop(self) -> None:
+    def _fail(self, e: Exception) -> None:
+        self.error = f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"
+        self.phase = "failed"
+        self._close()
+
+    def _close(self) -> None:
+        ex = getattr(self._run, "executor", None)
+        if ex is not None and hasattr(ex, "close"):
+            try:
+                ex.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                pass
+
+    def pause(self) -> None:
+        """Stop after the current step; `resume` continues the same search."""
+        self._pause_requested = True
         if self._run is not None:
             self._run.stop()
+
+    def resume(self) -> None:
+        with self._lock:
+            if self.running or self._run is None or self.phase != "paused":
+                return
+            self._pause_requested = False
+            self._thread = threading.Thread(target=self._loop, name="wb-search", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        """End the run after the current step; it cannot be resumed from the app."""
+        self._stop_requested = True
+        if self._run is not None:
+            self._run.stop()
+        if not self.running and self.phase == "paused":
+            self.phase = "stopped"
+            self._close()
 
     def join(self, timeout: float | None = None) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
 
 
+class BackgroundJobs:
+    """Named one-off jobs (e.g. computing held-out forecasts) run once in daemon threads.
+
+    `status(name)` is "" (never started), "running", "done" or "failed: <message>".
+    """
+
+    def __init__(self) -> None:
+        self._status: dict[str, str] = {}
+        self._threads: dict[str, threading.Thread] = {}
+        self._lock = threading.Lock()
+
+    def submit(self, name: str, fn: Callable[[], Any]) -> bool:
+        """Start `fn` unless a job of that name is running or done; True if started."""
+        with self._lock:
+            if self._status.get(name) in ("running", "done"):
+                return False
+            self._status[name] = "running"
+
+            def target() -> None:
+                try:
+                    fn()
+                    self._status[name] = "done"
+                except Exception as e:  # noqa: BLE001 - reported through status()
+                    self._status[name] = f"failed: {type(e).__name__}: {e}"
+
+            t = threading.Thread(target=target, name=f"wb-job-{name}", daemon=True)
+            self._threads[name] = t
+            t.start()
+            return True
+
+    def status(self, name: str) -> str:
+        return self._status.get(name, "")
+
+    def join(self, name: str, timeout: float | None = None) -> None:
+        t = self._threads.get(name)
+        if t is not None:
+            t.join(timeout)
+
+
+def shared(store) -> dict[str, Any]:
+    """The per-process runner and jobs for `store`, kept in `pn.state.cache` so every browser
+    session of this server shares them."""
+    import panel as pn
+
+    key = (CACHE_KEY, str(getattr(store, "path", id(store))))
+    if key not in pn.state.cache:
+        pn.state.cache[key] = {"runner": SearchRunner(store), "jobs": BackgroundJobs()}
+    return pn.state.cache[key]
+
+
 def candidate_rows(events: list[dict]) -> list[dict[str, Any]]:
-    """One row per generated candidate of a search, from its events (newest last)."""
+    """One row per generated candidate of a search, from its events (oldest first).
+
+    confidence = probability of the most likely bin; speedup = measured speedup (x), None
+    until measured; decision = "trusted" (forecast stands in) or "measured".
+    """
     rows: dict[str, dict[str, Any]] = {}
     for e in events:
         p, kind = e["payload"], e["kind"]
@@ -86,6 +231,12 @@ def candidate_rows(events: list[dict]) -> list[dict[str, Any]]:
                 top = max(range(len(probs)), key=probs.__getitem__)
                 r["forecast_bin"] = bins.label(top)
                 r["confidence"] = round(max(probs) / (sum(probs) or 1.0), 3)
+                if r["status"] == "generated":
+                    r["status"] = "forecast"
+        elif kind == "queued":
+            r = rows.get(p["candidate_id"])
+            if r is not None and not r["decision"]:
+                r["status"] = "queued for GPU"
         elif kind == "trusted":
             r = rows.get(p["candidate_id"])
             if r is not None:

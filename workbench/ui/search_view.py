@@ -8,12 +8,22 @@ import param
 from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
+from workbench.errors import WorkbenchError
 from workbench.search.loop import best_curve
 from workbench.ui.runner import SearchRunner, candidate_rows
+
+NO_DATA = ("**No recorded measurements and no GPU.** Load the shipped data "
+           "(`workbench dataset load-shipped`, or restart the app on an empty database) to replay searches.")
 
 METHODS = ["screen_topk", "measure_all", "selective", "uncertainty_aware"]
 FORECASTERS = ["learned", "roofline", "none"]
 COLUMNS = ["candidate", "status", "forecast_bin", "confidence", "speedup", "decision", "origin"]
+
+
+def problem_options(store) -> dict[str, str]:
+    """Label -> problem id; labels carry level and tags so typing any of them finds the problem."""
+    return {f"{p.id} · level {p.level} · {', '.join(p.tags)}" if p.tags else f"{p.id} · level {p.level}": p.id
+            for p in store.problems()}
 
 
 def gpu_options(store) -> dict[str, str]:
@@ -31,27 +41,35 @@ def gpu_options(store) -> dict[str, str]:
 
 
 class SearchView(pn.viewable.Viewer):
+    """Controls of the shared runner plus a live chart and table of its current search.
+
+    `refresh()` is cheap when nothing changed (one `store.version()` query); the app calls it
+    from a periodic callback. Clicking a row sets `selected_candidate` / `selected_gpu`.
+    """
+
     selected_candidate = param.String(default="")
     selected_gpu = param.String(default="")
 
     def __init__(self, store, runner: SearchRunner, **params):
         super().__init__(**params)
         self._store, self._runner = store, runner
-        probs = store.problems()
+        probs = problem_options(store)
         self.problem = pn.widgets.AutocompleteInput(
-            name="Problem (type a name, level or tag)", options=[p.id for p in probs], value=probs[0].id if probs else "",
-            case_sensitive=False, search_strategy="includes", min_characters=1)
+            name="Problem (type a name, level or tag)", options=probs, value=next(iter(probs.values()), ""),
+            case_sensitive=False, search_strategy="includes", min_characters=1, restrict=True)
         gpus = gpu_options(store)
         self.gpu = pn.widgets.Select(name="GPU", options=gpus, value=next(iter(gpus.values()), None))
         self.forecaster = pn.widgets.Select(name="Forecaster", options=FORECASTERS, value="learned")
         self.method = pn.widgets.Select(name="Method", options=METHODS, value="screen_topk")
         self.budget = pn.widgets.IntInput(name="Budget (GPU measurements)", value=8, start=2, end=500)
-        self.start_btn = pn.widgets.Button(name="Start", button_type="primary", css_classes=["wb-start"])
-        self.pause_btn = pn.widgets.Button(name="Pause")
-        self.resume_btn = pn.widgets.Button(name="Resume")
+        self.start_btn = pn.widgets.Button(label="Start", button_type="primary", css_classes=["wb-start"])
+        self.pause_btn = pn.widgets.Button(label="Pause")
+        self.resume_btn = pn.widgets.Button(label="Resume")
+        self.stop_btn = pn.widgets.Button(label="Stop", button_type="danger")
         self.start_btn.on_click(self._start)
-        self.pause_btn.on_click(lambda e: self._runner.stop())
-        self.resume_btn.on_click(lambda e: self._runner.resume())
+        self.pause_btn.on_click(lambda e: self._control(self._runner.pause))
+        self.resume_btn.on_click(lambda e: self._control(self._runner.resume))
+        self.stop_btn.on_click(lambda e: self._control(self._runner.stop))
         self.status = pn.pane.Markdown("", css_classes=["wb-search-status"])
         self._curve = ColumnDataSource(data=dict(x=[], y=[]))
         fig = figure(title="Best measured speedup vs GPU measurements", x_axis_label="GPU measurements",
@@ -62,28 +80,45 @@ class SearchView(pn.viewable.Viewer):
         self.table = pn.widgets.Tabulator(pd.DataFrame(columns=COLUMNS), disabled=True, show_index=False,
                                           sizing_mode="stretch_width", height=330, css_classes=["wb-candidates"])
         self.table.on_click(self._on_click)
-        self._seen_version = -1
+        self._seen = (-1, "")
+        self._message = ""
         if not gpus:
-            self.status.object = ("**No recorded measurements and no GPU.** Load the shipped data: "
-                                  "`workbench dataset load-shipped`.")
+            self.status.object = NO_DATA
+            self.start_btn.disabled = True
 
     def _start(self, event=None) -> None:
         try:
-            sid = self._runner.start(self.problem.value, self.gpu.value, self.method.value,
-                                     self.forecaster.value, self.budget.value)
-            self.status.object = f"search `{sid}` started"
-        except Exception as e:  # noqa: BLE001 - a bad choice is shown, not raised into the server
-            self.status.object = f"**cannot start:** {e}"
+            self._runner.start(self.problem.value, self.gpu.value, self.method.value,
+                               self.forecaster.value, self.budget.value)
+            self._message = ""
+        except WorkbenchError as e:  # a bad choice is shown, not raised into the server
+            self._message = f"**cannot start:** {e}"
+        self.refresh(force=True)
+
+    def _control(self, action) -> None:
+        action()
         self.refresh(force=True)
 
     def refresh(self, force: bool = False) -> None:
-        """Redraw from the store when its version moved (cheap poll)."""
-        v = self._store.version()
-        if v == self._seen_version and not force:
+        """Redraw from the store when its version or the runner's phase moved (cheap poll)."""
+        seen = (self._store.version(), self._runner.phase)
+        if seen == self._seen and not force:
             return
-        self._seen_version = v
+        self._seen = seen
+        if self._message:
+            self.status.object = self._message
+            self._message = ""
+            return
         sid = self._runner.search_id
+        phase = self._runner.phase
+        cfg = self._runner.config
+        replay = "REPLAY" if str(cfg.get("gpu", self.gpu.value)).startswith("replay:") else "LIVE"
         if not sid:
+            if phase == "preparing":
+                self.status.object = (f"preparing a {replay} search of `{cfg.get('problem')}` "
+                                      f"(fitting the {cfg.get('forecaster')} forecaster)...")
+            elif phase == "failed":
+                self.status.object = f"**search failed:** `{self._runner.error.splitlines()[0]}`"
             return
         events = self._store.events(sid)
         rows = candidate_rows(events)
@@ -91,23 +126,27 @@ class SearchView(pn.viewable.Viewer):
         curve = best_curve(events)
         self._curve.data = dict(x=[c[0] for c in curve], y=[c[1] for c in curve])
         measured = sum(e["kind"] == "measured" for e in events)
-        state = "running" if self._runner.running else "stopped"
-        replay = "REPLAY" if str(self.gpu.value).startswith("replay:") else "LIVE"
-        self.status.object = (f"search `{sid}` ({replay}, {state}): {len(rows)} candidates considered, "
-                              f"{measured} GPU measurements, best {curve[-1][1]:.3f}x" if curve else
-                              f"search `{sid}` ({replay}, {state}): {len(rows)} candidates considered, "
-                              f"{measured} GPU measurements")
+        trusted = sum(e["kind"] == "trusted" for e in events)
+        best = f", best {curve[-1][1]:.3f}x" if curve else ", no correct kernel yet"
+        self.status.object = (f"search `{sid}` of `{cfg.get('problem')}` ({replay}, {phase}): "
+                              f"{len(rows)} candidates considered, {measured} / {cfg.get('budget')} "
+                              f"GPU measurements, {trusted} trusted forecasts{best}")
         if self._runner.error:
             self.status.object += f"\n\n**error:** `{self._runner.error.splitlines()[0]}`"
 
     def _on_click(self, event) -> None:
         row = self.table.value.iloc[event.row]
-        gpu = str(self.gpu.value)
+        gpu = str(self._runner.config.get("gpu", self.gpu.value))
         self.selected_gpu = gpu.split(":", 1)[1] if gpu.startswith("replay:") else gpu
-        self.selected_candidate = str(row["candidate"])
+        cid = str(row["candidate"])
+        if cid == self.selected_candidate:
+            self.param.trigger("selected_candidate")  # reopen the same candidate
+        else:
+            self.selected_candidate = cid
 
     def __panel__(self):
         controls = pn.Column(self.problem, self.gpu, self.forecaster, self.method, self.budget,
-                             pn.Row(self.start_btn, self.pause_btn, self.resume_btn), width=340)
+                             pn.Row(self.start_btn, self.pause_btn), pn.Row(self.resume_btn, self.stop_btn),
+                             width=340)
         return pn.Row(controls, pn.Column(self.status, self.chart, self.table, sizing_mode="stretch_width"),
                       sizing_mode="stretch_width")

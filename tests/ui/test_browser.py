@@ -1,0 +1,148 @@
+"""The app in a real browser: Debian's Chromium driven by Python Playwright.
+
+The app (`workbench.app.build`) is served in-process with `panel.tests.util.serve_component`
+over a fresh database holding the shipped H100/H200 measurements, plus roofline forecasts of
+300 H100 measurements computed here as a test fixture (the real roofline forecaster, so the
+Calibration tab has something to show without the minute-long held-out computation). Then: the
+page loads with no GPU and says REPLAY; a replay search starts and candidates appear; moving the
+threshold slider changes the coverage and risk text; opening a candidate shows its diff and
+reasoning. Screenshots go to test-artifacts/ and one per view to benchmarks/results/screenshots/.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import panel as pn
+import pytest
+
+from workbench.dataset import DEFAULT_SHIPPED_DIR
+
+CHROMIUM = "/usr/bin/chromium"
+ROOT = Path(__file__).resolve().parents[2]
+ARTIFACTS = ROOT / "test-artifacts"
+SCREENSHOTS = ROOT / "benchmarks" / "results" / "screenshots"
+LONG_MS = 240_000
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (`make browser`)"),
+    pytest.mark.skipif(not (DEFAULT_SHIPPED_DIR / "kernels.parquet").exists(), reason="no shipped data"),
+]
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    from workbench.dataset import load_into_store
+    from workbench.forecast.roofline import RooflineForecaster
+    from workbench.problems import list_problems
+    from workbench.records import Hardware
+    from workbench.store import Store
+
+    s = Store(tmp_path_factory.mktemp("browser") / "db.sqlite")
+    s.put_problems(list_problems())
+    load_into_store(DEFAULT_SHIPPED_DIR, s)
+    ms = [m for m in s.measurements(hardware_key="h100") if m.ok][:300]
+    fc = RooflineForecaster()
+    s.put_forecasts([fc.forecast(s.get_problem(m.problem_id), s.get_candidate(m.candidate_id),
+                                 m.hardware or Hardware(key="h100", name="h100")) for m in ms])
+    return s
+
+
+@pytest.fixture(scope="module")
+def page(store):
+    pytest.importorskip("playwright")
+    from playwright.sync_api import sync_playwright
+    from panel.tests.util import serve_component
+
+    from workbench import app
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    pn.state.cache.clear()
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            pg = browser.new_page(viewport={"width": 1500, "height": 1000})
+            pg.set_default_timeout(60_000)
+            serve_component(pg, lambda: app.build(store))
+            pg.wait_for_selector("text=REPLAY MODE", timeout=LONG_MS)
+            yield pg
+            browser.close()
+    finally:
+        pn.state.kill_all_servers()
+        pn.state.cache.clear()
+
+
+def expect(locator):
+    from playwright.sync_api import expect as _expect
+
+    return _expect(locator)
+
+
+def _shot(page, view: str) -> None:
+    path = ARTIFACTS / f"{view}.png"
+    page.screenshot(path=str(path), full_page=True)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shutil.copy(path, SCREENSHOTS / f"{view}.png")
+
+
+def test_app_loads_without_gpu_and_says_replay(page):
+    banner = page.locator(".wb-banner").inner_text()
+    assert "REPLAY MODE" in banner and "H100" in banner
+    for tab in ("Search", "Calibration", "Dataset", "Inspector"):
+        expect(page.get_by_role("tab", name=tab)).to_be_visible()
+
+
+def test_replay_search_shows_candidates(page):
+    page.locator("select:has(option[value='roofline'])").select_option("roofline")
+    page.get_by_role("button", name="Start").click()
+    expect(page.locator(".wb-search-status")).to_contain_text("REPLAY", timeout=LONG_MS)
+    page.wait_for_selector(".wb-candidates .tabulator-row", timeout=LONG_MS)
+    expect(page.locator(".wb-search-status")).to_contain_text("finished", timeout=LONG_MS)
+    rows = page.locator(".wb-candidates .tabulator-row")
+    assert rows.count() >= 8  # budget 8 GPU measurements, each a row
+    assert page.locator(".wb-candidates").get_by_text("measured").count() >= 1
+    _shot(page, "search")
+
+
+def test_threshold_slider_changes_coverage_and_risk(page):
+    page.get_by_role("tab", name="Calibration").click()
+    expect(page.locator(".wb-coverage")).to_be_visible()
+    handle = page.locator(".noUi-handle").first
+    base = page.locator(".noUi-base").first.bounding_box()
+    y = base["y"] + base["height"] / 2
+
+    def drag_to(fraction: float) -> None:
+        box = handle.bounding_box()
+        page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.mouse.down()
+        page.mouse.move(base["x"] + fraction * base["width"], y, steps=8)
+        page.mouse.up()
+
+    drag_to(0.0)
+    expect(page.locator(".wb-coverage")).to_have_text("1.000")
+    low_risk = page.locator(".wb-risk").inner_text()
+    drag_to(0.97)
+    expect(page.locator(".wb-coverage")).not_to_have_text("1.000")
+    coverage, risk = page.locator(".wb-coverage").inner_text(), page.locator(".wb-risk").inner_text()
+    assert float(coverage) < 1.0
+    assert risk != low_risk
+    _shot(page, "calibration")
+
+
+def test_candidate_opens_with_diff_and_reasoning(page):
+    page.get_by_role("tab", name="Search").click()
+    page.locator(".wb-candidates .tabulator-row").last.click()
+    expect(page.get_by_role("tab", name="Inspector")).to_have_attribute("aria-selected", "true")
+    page.wait_for_selector(".wb-diff", state="attached")
+    diff = page.locator(".wb-diff").first.inner_text()
+    assert "ModelNew" in diff
+    expect(page.locator(".wb-reasoning")).to_contain_text("Forecaster")
+    _shot(page, "inspector")
+
+
+def test_dataset_view(page):
+    page.get_by_role("tab", name="Dataset").click()
+    expect(page.get_by_text("measurements shown")).to_be_visible()
+    _shot(page, "dataset")
