@@ -10,6 +10,7 @@ reasoning. Screenshots go to test-artifacts/ and one per view to benchmarks/resu
 """
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -74,6 +75,11 @@ def page(store):
         pn.state.cache.clear()
 
 
+def tab(page, name: str):
+    """A Bokeh tab header (a div, not an ARIA tab)."""
+    return page.locator(".bk-tab", has_text=name).first
+
+
 def expect(locator):
     from playwright.sync_api import expect as _expect
 
@@ -88,18 +94,18 @@ def _shot(page, view: str) -> None:
 
 
 def test_app_loads_without_gpu_and_says_replay(page):
-    banner = page.locator(".wb-banner").inner_text()
+    banner = page.locator(".wb-banner p").first.inner_text()  # Panel renders inside a shadow root
     assert "REPLAY MODE" in banner and "H100" in banner
-    for tab in ("Search", "Calibration", "Dataset", "Inspector"):
-        expect(page.get_by_role("tab", name=tab)).to_be_visible()
+    for name in ("Search", "Calibration", "Dataset", "Inspector"):
+        expect(tab(page, name)).to_be_visible()
 
 
 def test_replay_search_shows_candidates(page):
-    page.locator("select:has(option[value='roofline'])").select_option("roofline")
+    page.get_by_label("Forecaster").first.select_option("roofline")
     page.get_by_role("button", name="Start").click()
-    expect(page.locator(".wb-search-status")).to_contain_text("REPLAY", timeout=LONG_MS)
+    expect(page.locator(".wb-search-status p").first).to_contain_text("REPLAY", timeout=LONG_MS)
     page.wait_for_selector(".wb-candidates .tabulator-row", timeout=LONG_MS)
-    expect(page.locator(".wb-search-status")).to_contain_text("finished", timeout=LONG_MS)
+    expect(page.locator(".wb-search-status p").first).to_contain_text("finished", timeout=LONG_MS)
     rows = page.locator(".wb-candidates .tabulator-row")
     assert rows.count() >= 8  # budget 8 GPU measurements, each a row
     assert page.locator(".wb-candidates").get_by_text("measured").count() >= 1
@@ -107,7 +113,7 @@ def test_replay_search_shows_candidates(page):
 
 
 def test_threshold_slider_changes_coverage_and_risk(page):
-    page.get_by_role("tab", name="Calibration").click()
+    tab(page, "Calibration").click()
     expect(page.locator(".wb-coverage")).to_be_visible()
     handle = page.locator(".noUi-handle").first
     base = page.locator(".noUi-base").first.bounding_box()
@@ -132,17 +138,17 @@ def test_threshold_slider_changes_coverage_and_risk(page):
 
 
 def test_candidate_opens_with_diff_and_reasoning(page):
-    page.get_by_role("tab", name="Search").click()
+    tab(page, "Search").click()
     page.locator(".wb-candidates .tabulator-row").last.click()
-    expect(page.get_by_role("tab", name="Inspector")).to_have_attribute("aria-selected", "true")
+    expect(tab(page, "Inspector")).to_have_class(re.compile(r"\bbk-active\b"))
     page.wait_for_selector(".wb-diff", state="attached")
     diff = page.locator(".wb-diff").first.inner_text()
     assert "ModelNew" in diff
-    expect(page.locator(".wb-reasoning")).to_contain_text("Forecaster")
+    expect(page.locator(".wb-reasoning p").first).to_contain_text("Forecaster")
     _shot(page, "inspector")
 
 
 def test_dataset_view(page):
-    page.get_by_role("tab", name="Dataset").click()
+    tab(page, "Dataset").click()
     expect(page.get_by_text("measurements shown")).to_be_visible()
     _shot(page, "dataset")

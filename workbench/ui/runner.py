@@ -227,10 +227,13 @@ def candidate_rows(events: list[dict]) -> list[dict[str, Any]]:
             f = p["forecast"]
             r = rows.get(f["candidate_id"])
             if r is not None:
-                probs = f["probabilities"]
-                top = max(range(len(probs)), key=probs.__getitem__)
-                r["forecast_bin"] = bins.label(top)
-                r["confidence"] = round(max(probs) / (sum(probs) or 1.0), 3)
+                if f.get("parse_status") == "abstained":  # uniform probabilities: no bin, no confidence
+                    r["forecast_bin"], r["confidence"] = "abstained", 0.0
+                else:
+                    probs = f["probabilities"]
+                    top = max(range(len(probs)), key=probs.__getitem__)
+                    r["forecast_bin"] = bins.label(top)
+                    r["confidence"] = round(max(probs) / (sum(probs) or 1.0), 3)
                 if r["status"] == "generated":
                     r["status"] = "forecast"
         elif kind == "queued":

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import panel as pn
 import param
-from bokeh.models import ColumnDataSource
+from bokeh.models import ColumnDataSource, NumberFormatter
 from bokeh.plotting import figure
 
 from workbench.errors import WorkbenchError
@@ -78,6 +78,8 @@ class SearchView(pn.viewable.Viewer):
         fig.scatter("x", "y", source=self._curve, size=6)
         self.chart = pn.pane.Bokeh(fig)
         self.table = pn.widgets.Tabulator(pd.DataFrame(columns=COLUMNS), disabled=True, show_index=False,
+                                          formatters={"speedup": NumberFormatter(format="0.000", nan_format="-"),
+                                                      "confidence": NumberFormatter(format="0.000", nan_format="-")},
                                           sizing_mode="stretch_width", height=330, css_classes=["wb-candidates"])
         self.table.on_click(self._on_click)
         self._seen = (-1, "")
