@@ -101,7 +101,8 @@ def test_app_loads_without_gpu_and_says_replay(page):
 
 
 def test_replay_search_shows_candidates(page):
-    page.get_by_label("Forecaster").first.select_option("roofline")
+    # The default forecaster (learned) is fitted in the background on the other problems first.
+    assert page.get_by_label("Forecaster").first.input_value() == "learned"
     page.get_by_role("button", name="Start").click()
     expect(page.locator(".wb-search-status p").first).to_contain_text("REPLAY", timeout=LONG_MS)
     page.wait_for_selector(".wb-candidates .tabulator-row", timeout=LONG_MS)

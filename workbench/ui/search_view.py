@@ -130,6 +130,9 @@ class SearchView(pn.viewable.Viewer):
         measured = sum(e["kind"] == "measured" for e in events)
         trusted = sum(e["kind"] == "trusted" for e in events)
         best = f", best {curve[-1][1]:.3f}x" if curve else ", no correct kernel yet"
+        ends = [e["payload"].get("reason", "") for e in events if e["kind"] == "finished"]
+        if ends and ends[-1]:
+            best += f" (ended: {ends[-1]})"
         self.status.object = (f"search `{sid}` of `{cfg.get('problem')}` ({replay}, {phase}): "
                               f"{len(rows)} candidates considered, {measured} / {cfg.get('budget')} "
                               f"GPU measurements, {trusted} trusted forecasts{best}")
