@@ -16,6 +16,11 @@ import sys
 import threading
 import time
 import urllib.request
+
+# With no NVIDIA GPU, Triton runs through its CPU interpreter. The flag is read when triton is
+# first imported, so it is set here, before any test module imports triton.
+if not os.path.exists("/dev/nvidia0") and "TRITON_INTERPRET" not in os.environ:
+    os.environ["TRITON_INTERPRET"] = "1"
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path

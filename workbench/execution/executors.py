@@ -229,7 +229,11 @@ class CacheExecutor(Executor):
 
     @classmethod
     def from_store(cls, store, hardware_key: str) -> "CacheExecutor":
-        return cls(store.measurements(hardware_key=hardware_key), hardware_key)
+        """Replay `hardware_key`; the hardware record is the one the measurements were taken on,
+        so forecasters see the real GPU's SM count, memory and clocks."""
+        ms = store.measurements(hardware_key=hardware_key)
+        recorded = next((m.hardware for m in ms if m.hardware_json), None)
+        return cls(ms, recorded or hardware_key)
 
     def __contains__(self, candidate_id: str) -> bool:
         return candidate_id in self._by_id
