@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench.execution.compile_cache import cache_env
+from workbench.execution.sandbox import exit_reason, result_to_measurement
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
 LOG_TAIL_CHARS = 6000
@@ -133,21 +134,7 @@ def _tail(path: Path, start: int = 0) -> str:
 
 def to_measurement(result: dict, problem: Problem, candidate: Candidate, hardware: Hardware,
                    log: str = "") -> Measurement:
-    base = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
-                hardware_fingerprint=hardware.fingerprint, hardware_json=json.dumps(hardware.to_dict()))
-    if result.get("traceback"):
-        log = (log + "\n" + result["traceback"])[-LOG_TAIL_CHARS:]
-    status = Status(result["status"])
-    if status is not Status.OK or "candidate" not in result:
-        return Measurement(status=status, reason=result.get("reason", ""), log=log,
-                           compile_s=result.get("compile_s"), **base)
-    r, c = result["reference"], result["candidate"]
-    return Measurement(
-        status=Status.OK, reference_ms=r["median_ms"], reference_ci_low_ms=r["ci_low_ms"],
-        reference_ci_high_ms=r["ci_high_ms"], reference_runs=r["runs"], candidate_ms=c["median_ms"],
-        candidate_ci_low_ms=c["ci_low_ms"], candidate_ci_high_ms=c["ci_high_ms"], candidate_runs=c["runs"],
-        speedup=result["speedup"], compile_s=result.get("compile_s"),
-        reason=f"timing cv: reference {r['cv_pct']:.2f}%, candidate {c['cv_pct']:.2f}%", log=log, **base)
+    return result_to_measurement(result, problem, candidate, hardware, log)
 
 
 def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardware, *, device: str = "cuda",
@@ -245,14 +232,8 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
                 tail = _tail(log_path, log_mark)
                 if killed_for_timeout:
                     status, why = Status.TIMEOUT, f"no result within {timeout_s:.0f} s; worker killed"
-                elif rc is not None and rc < 0:
-                    sig = signal.Signals(-rc).name
-                    status = Status.CRASHED
-                    why = ("output flood: the log hit its size limit" if sig == "SIGXFSZ"
-                           else f"worker killed by signal {sig}")
                 else:
-                    status = Status.CRASHED
-                    why = f"worker exited with code {rc} before reporting (exit() or a fatal error)"
+                    status, why = Status.CRASHED, exit_reason(rc, MAX_LOG_BYTES)
                 record(victim, Measurement(candidate_id=victim.id, problem_id=problem.id, hardware_key=hardware.key,
                                            hardware_fingerprint=hardware.fingerprint, status=status, reason=why,
                                            log=tail, hardware_json=json.dumps(hardware.to_dict())))

@@ -156,21 +156,34 @@ def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *
         return Measurement(status=Status.TIMEOUT, reason=f"{timed_out}; worker killed",
                            log=log_tail, compile_s=elapsed, **base)
     if result is None:
-        if rc == -signal.SIGXFSZ or (rc is not None and rc < 0 and -rc == signal.SIGXFSZ):
-            why = f"output flood: the log passed {MAX_LOG_BYTES // 2**20} MiB and the worker was stopped"
-        elif rc is not None and rc < 0:
-            why = f"worker killed by signal {signal.Signals(-rc).name}"
-        else:
-            why = f"worker exited with code {rc} before reporting (exit() or a fatal error)"
-        return Measurement(status=Status.CRASHED, reason=why, log=log_tail, compile_s=elapsed, **base)
+        return Measurement(status=Status.CRASHED, reason=exit_reason(rc, MAX_LOG_BYTES), log=log_tail,
+                           compile_s=elapsed, **base)
+    if flooded and result["status"] != Status.OK.value:
+        result = {**result, "reason": f"output flood (log limit {MAX_LOG_BYTES // 2**20} MiB reached); "
+                                      f"{result.get('reason', '')}"}
+    return result_to_measurement(result, problem, candidate, hardware, log_tail, elapsed)
+
+
+def exit_reason(rc: int | None, max_log_bytes: int) -> str:
+    """Why a worker that wrote no result ended, from its return code."""
+    if rc is not None and rc < 0 and -rc == signal.SIGXFSZ:
+        return f"output flood: the log passed {max_log_bytes // 2**20} MiB and the worker was stopped"
+    if rc is not None and rc < 0:
+        return f"worker killed by signal {signal.Signals(-rc).name}"
+    return f"worker exited with code {rc} before reporting (exit() or a fatal error)"
+
+
+def result_to_measurement(result: dict, problem: Problem, candidate: Candidate, hardware: Hardware,
+                          log: str = "", elapsed: float | None = None) -> Measurement:
+    """A worker's result dict (see worker.run_job) as a Measurement; `elapsed` (s) stands in
+    for compile_s when the worker did not report it."""
+    base = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
+                hardware_fingerprint=hardware.fingerprint, hardware_json=json.dumps(hardware.to_dict()))
     status = Status(result["status"])
     if result.get("traceback"):
-        log_tail = (log_tail + "\n" + result["traceback"])[-LOG_TAIL_CHARS:]
+        log = (log + "\n" + result["traceback"])[-LOG_TAIL_CHARS:]
     if status is not Status.OK or "candidate" not in result:
-        reason = result.get("reason", "")
-        if flooded and status is not Status.OK:
-            reason = f"output flood (log limit {MAX_LOG_BYTES // 2**20} MiB reached); {reason}"
-        return Measurement(status=status, reason=reason, log=log_tail,
+        return Measurement(status=status, reason=result.get("reason", ""), log=log,
                            compile_s=result.get("compile_s", elapsed), **base)
     r, c = result["reference"], result["candidate"]
     return Measurement(
@@ -179,4 +192,4 @@ def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *
         candidate_ci_low_ms=c["ci_low_ms"], candidate_ci_high_ms=c["ci_high_ms"], candidate_runs=c["runs"],
         speedup=result["speedup"], compile_s=result.get("compile_s"),
         reason=f"timing cv: reference {r['cv_pct']:.2f}%, candidate {c['cv_pct']:.2f}%",
-        log=log_tail, **base)
+        log=log, **base)
