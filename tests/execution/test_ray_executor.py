@@ -1,0 +1,106 @@
+"""The Ray executor on a local 2-CPU Ray cluster in CPU mode (Triton interpreter).
+
+One cluster for the module (starting one costs seconds); each executor joins it. The killed
+worker tests kill the Ray worker process itself: the candidate's module sends SIGKILL to its
+parent, which is the Ray worker that started the sandboxed subprocess.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from exec_fixtures import CPU_OPTIONS, load_fixtures
+from workbench.errors import ConfigError
+from workbench.problems import get_problem
+from workbench.records import Candidate, Status
+from workbench.zoo import zoo_candidates
+
+ray = pytest.importorskip("ray")
+
+from workbench.execution.ray_executor import RayExecutor  # noqa: E402
+
+SOFTMAX = {f.name: f for f in load_fixtures("honest")}["softmax_manual_torch"]
+FAULTS = {f.name: f for f in load_fixtures("faults")}
+QUICK = ("L1/02_relu", "L1/28_clamp")  # quick under the interpreter (a few seconds each)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING",
+             runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}})
+    yield
+    ray.shutdown()
+
+
+def _executor(**kw) -> RayExecutor:
+    return RayExecutor(device="cpu", options=CPU_OPTIONS, timeout_s=120, **kw)
+
+
+def _killer(marker: Path | None) -> Candidate:
+    """The honest softmax, except that importing it kills the Ray worker above the sandbox
+    (only the first time when `marker` is given: a retry then succeeds)."""
+    guard = f"if not os.path.isdir({str(marker)!r}):\n    os.mkdir({str(marker)!r})\n    " if marker else ""
+    body = "os.kill(os.getppid(), 9)\nos._exit(0)\n"
+    if marker:
+        body = body.replace("\n", "\n    ", 1)
+    src = "import os\n" + guard + body + SOFTMAX.candidate.source.split('"""', 2)[2]
+    return Candidate.from_source(SOFTMAX.problem.id, src, origin="test:kills-ray-worker")
+
+
+def test_a_batch_of_zoo_candidates_comes_back_with_honest_statuses(cluster):
+    zoo = {pid: [c for c in zoo_candidates(pid) if c.backend == "triton"][:2] for pid in QUICK}
+    cuda = Candidate.from_source(QUICK[0], "from torch.utils.cpp_extension import load_inline\nclass ModelNew: pass\n")
+    with _executor(chunk_size=2) as ex:
+        assert ex.hardware.key == "cpu"
+        futures = {c.id: f for pid, cs in zoo.items() for c, f in zip(cs, ex.submit(get_problem(pid), cs))}
+        bad = FAULTS["syntax_error"]
+        futures[bad.candidate.id] = ex.submit(bad.problem, [bad.candidate])[0]
+        futures[cuda.id] = ex.submit(get_problem(QUICK[0]), [cuda])[0]
+        got = {cid: f.result(timeout=240) for cid, f in futures.items()}
+        placements = dict(ex.placements)
+    for cs in zoo.values():
+        for c in cs:
+            assert got[c.id].status is Status.OK, got[c.id].reason
+            assert got[c.id].candidate_ms > 0 and got[c.id].speedup is not None and got[c.id].hardware_key == "cpu"
+            assert placements[c.id]["pid"] > 0 and placements[c.id]["node_id"]
+    assert got[bad.candidate.id].status is Status.COMPILE_ERROR
+    assert got[cuda.id].status is Status.RUNTIME_ERROR and "need a GPU" in got[cuda.id].reason
+    assert all(m.candidate_id == cid for cid, m in got.items())
+
+
+def test_a_killed_worker_is_retried(cluster, tmp_path):
+    marker = tmp_path / "killed-once"
+    killer = _killer(marker)
+    with _executor(max_retries=1) as ex:
+        m = ex.measure(SOFTMAX.problem, [killer])[0]
+    assert marker.is_dir()  # the first attempt did kill its Ray worker
+    assert m.status is Status.OK, m.reason
+
+
+def test_a_worker_killed_on_every_try_is_recorded_and_its_chunk_mates_are_measured(cluster):
+    killer = _killer(None)
+    honest = [SOFTMAX.candidate, Candidate.from_source(SOFTMAX.problem.id, SOFTMAX.candidate.source + "\n_V = 1\n")]
+    batch = [honest[0], killer, honest[1]]
+    with _executor(chunk_size=3, max_retries=0) as ex:
+        ms = ex.measure(SOFTMAX.problem, batch)
+    assert [m.candidate_id for m in ms] == [c.id for c in batch]  # one record each, in order
+    assert ms[1].status is Status.CRASHED
+    assert "Ray task failed" in ms[1].reason and "WorkerCrashedError" in ms[1].reason, ms[1].reason
+    assert ms[0].status is Status.OK and ms[2].status is Status.OK, (ms[0].reason, ms[2].reason)
+
+
+def test_misuse_raises_config_errors(cluster, monkeypatch):
+    with pytest.raises(ConfigError, match="no GPUs"):
+        RayExecutor(device="cuda")
+    with pytest.raises(ConfigError, match="cuda"):
+        RayExecutor(device="tpu")
+    ex = _executor()
+    ex.close()
+    with pytest.raises(ConfigError, match="closed"):
+        ex.submit(SOFTMAX.problem, [SOFTMAX.candidate])
+    assert ray.is_initialized()  # an executor that joined a running Ray leaves it running
+    monkeypatch.setitem(sys.modules, "ray", None)
+    with pytest.raises(ConfigError, match=r"pip install .*\[ray\]"):
+        RayExecutor(device="cpu")
