@@ -17,7 +17,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/pip install -q "torch==2.13.0" || $(BIN)/pip install -q torch
 	# llama.cpp is built for a portable x86-64 baseline: a native build crashes on some CPUs.
 	CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON" $(BIN)/pip install -q "llama-cpp-python[server]>=0.3"
-	$(BIN)/pip install -q -e ".[dev,llm]"
+	$(BIN)/pip install -q -e ".[dev,llm,ray]"
 	touch $(STAMP)
 
 install: $(STAMP)
