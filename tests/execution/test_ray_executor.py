@@ -104,3 +104,53 @@ def test_misuse_raises_config_errors(cluster, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ConfigError, match=r"pip install .*\[ray\]"):
         RayExecutor(device="cpu")
+
+
+# --------------------------------------------------------------------------- the flag, CLI and app
+def test_measure_cli_runs_through_ray(cluster, capsys):
+    from exec_fixtures import FIXTURES
+    from workbench.cli import main
+
+    rc = main(["measure", "softmax", str(FIXTURES / "honest" / "softmax_manual_torch.py"), "--gpu", "cpu",
+               "--executor", "ray"])
+    out = capsys.readouterr().out
+    assert rc == 0 and "status:     ok" in out and "hardware:   cpu" in out, out
+    assert ray.is_initialized()  # joined the running cluster, left it running
+
+
+def test_search_and_app_choose_the_ray_executor(cluster, tmp_path, monkeypatch):
+    import argparse
+
+    from workbench.commands.search import _executor, build_run
+    from workbench.store import Store
+    from workbench.ui.runner import SearchRunner
+    from workbench.ui.search_view import gpu_options
+
+    with Store(tmp_path / "wb.sqlite") as store:
+        args = argparse.Namespace(problem="L1/02_relu", gpu="cpu", method="measure_all", forecaster="none",
+                                  forecaster_path=None, generator="auto", budget=2, seed=0, k=1, m=1,
+                                  selector="puct", max_seeds=1, executor="ray", ray_address=None)
+        run = build_run(store, args)
+        assert isinstance(run.executor, RayExecutor) and run.executor.device == "cpu"
+        run.executor.close()
+        with pytest.raises(ConfigError, match="measures live"):
+            _executor(store, "replay:h100", "ray")
+        # The app: $WORKBENCH_EXECUTOR picks Ray for live searches, never for replays.
+        monkeypatch.setenv("WORKBENCH_EXECUTOR", "ray")
+        monkeypatch.setenv("WORKBENCH_RAY_ADDRESS", "auto")
+        assert gpu_options(store)["GPUs of the Ray cluster (live, $WORKBENCH_RAY_ADDRESS)"] == "cuda"
+        seen = []
+        runner = SearchRunner(store, build=lambda st, a: seen.append(a))
+        store.put_problem(get_problem("L1/02_relu"))
+        runner.start("L1/02_relu", "cpu", "measure_all", "none", budget=2)
+        runner.join(timeout=30)
+        assert seen[-1].executor == "ray" and seen[-1].ray_address == "auto"
+        ex = _executor(store, seen[-1].gpu, seen[-1].executor, None)
+        assert isinstance(ex, RayExecutor)
+        ex.close()
+        runner.start("L1/02_relu", "replay:h100", "measure_all", "none", budget=2)
+        runner.join(timeout=30)
+        assert seen[-1].executor == "local"
+        monkeypatch.setenv("WORKBENCH_EXECUTOR", "dask")
+        with pytest.raises(ConfigError, match="WORKBENCH_EXECUTOR"):
+            runner.start("L1/02_relu", "cpu", "measure_all", "none", budget=2)

@@ -18,3 +18,41 @@ def table(rows: list[dict], columns: list[str]) -> str:
     for r in rows:
         lines.append("  ".join(str(r.get(c, "")).ljust(widths[c]) for c in columns))
     return "\n".join(lines)
+
+
+EXECUTORS = ("local", "ray")
+
+
+def add_executor_options(p) -> None:
+    """`--executor local|ray` and `--ray-address` (measure and search share them)."""
+    p.add_argument("--executor", choices=EXECUTORS, default="local",
+                   help="local: measure on this machine (default); ray: run each measurement as a task "
+                   "on a Ray cluster (--gpu cuda: its GPUs, one task per GPU at a time; --gpu cpu: its CPUs)")
+    p.add_argument("--ray-address", default=None,
+                   help="with --executor ray: auto (the cluster this machine joined with `ray start`), "
+                   "ray://HOST:10001 (Ray Client), or unset to start a local cluster on this machine")
+
+
+def executor_from_env() -> tuple[str, str | None]:
+    """The app's executor choice: $WORKBENCH_EXECUTOR (local | ray) and $WORKBENCH_RAY_ADDRESS."""
+    from workbench.errors import ConfigError
+
+    kind = (os.environ.get("WORKBENCH_EXECUTOR") or "local").strip().lower()
+    if kind not in EXECUTORS:
+        raise ConfigError(f"WORKBENCH_EXECUTOR={kind!r}: use one of {', '.join(EXECUTORS)}")
+    return kind, os.environ.get("WORKBENCH_RAY_ADDRESS") or None
+
+
+def ray_executor(gpu: str, address: str | None, **kwargs):
+    """A RayExecutor for a --gpu value: "cpu" measures on the cluster's CPUs (Triton interpreter),
+    "cuda" / "cuda:N" on its GPUs (Ray places each task on a free GPU; N does not pick one)."""
+    from workbench.errors import ConfigError
+    from workbench.execution.ray_executor import RayExecutor
+
+    g = gpu.strip().lower()
+    if g.startswith("replay:"):
+        raise ConfigError(f"--gpu {gpu} answers from recorded measurements; --executor ray measures live "
+                          "(use --gpu cuda or --gpu cpu with it, or drop --executor ray)")
+    if g != "cpu" and g != "cuda" and not g.startswith("cuda:"):
+        raise ConfigError(f"--gpu {gpu!r} is not understood with --executor ray; use cuda or cpu")
+    return RayExecutor(address=address, device="cpu" if g == "cpu" else "cuda", **kwargs)

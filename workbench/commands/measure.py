@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench import bins
-from workbench.commands.common import db_path
+from workbench.commands.common import add_executor_options, db_path, ray_executor
 from workbench.errors import CandidateError, ConfigError
 from workbench.problems import get_problem
 from workbench.records import Candidate, Measurement
@@ -24,6 +24,7 @@ def register(sub) -> None:
                    help="seconds for compilation and correctness (default 300)")
     p.add_argument("--run-timeout", type=float, default=120.0, help="seconds for timing (default 120)")
     p.add_argument("--save", action="store_true", help="store the candidate and measurement in the database")
+    add_executor_options(p)
     p.set_defaults(handler=_measure)
 
 
@@ -80,7 +81,9 @@ def _measure(args) -> int:
     gpu = parse_device(args.gpu)
     from workbench.execution.executors import CPUExecutor, LocalGPUExecutor
 
-    if gpu is None:
+    if getattr(args, "executor", "local") == "ray":
+        ex = ray_executor(args.gpu, args.ray_address, timeout_s=args.timeout, run_timeout_s=args.run_timeout)
+    elif gpu is None:
         ex = CPUExecutor(workers=1, timeout_s=args.timeout, run_timeout_s=args.run_timeout)
     else:
         ex = LocalGPUExecutor(gpus=[gpu], workers=1, timeout_s=args.timeout, run_timeout_s=args.run_timeout)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from workbench.commands.common import db_path, table
+from workbench.commands.common import add_executor_options, db_path, ray_executor, table
 from workbench.errors import ConfigError
 from workbench.search.methods import METHODS
 
@@ -43,6 +43,7 @@ def register(sub) -> None:
     p.add_argument("--resume", metavar="SEARCH_ID", help="continue a stopped or crashed search")
     p.add_argument("--list", action="store_true", help="list the searches in the database")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_executor_options(p)
     p.set_defaults(handler=_handle)
 
 
@@ -104,7 +105,7 @@ def build_run(store, args):
     from workbench.search.selection import make_selector
 
     problem = store.get_problem(args.problem) or get_problem(args.problem)
-    executor = _executor(store, args.gpu)
+    executor = _executor(store, args.gpu, getattr(args, "executor", "local"), getattr(args, "ray_address", None))
     kind = args.generator
     if kind == "auto":
         kind = "replay" if args.gpu.startswith("replay:") else "mutation"
@@ -123,7 +124,9 @@ def build_run(store, args):
                      selector=make_selector(args.selector), max_seeds=args.max_seeds)
 
 
-def _executor(store, gpu: str):
+def _executor(store, gpu: str, kind: str = "local", ray_address: str | None = None):
+    if kind == "ray":
+        return ray_executor(gpu, ray_address)
     if gpu.startswith("replay:"):
         from workbench.execution.executors import CacheExecutor
 

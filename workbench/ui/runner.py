@@ -19,6 +19,7 @@ import traceback
 from typing import Any, Callable
 
 from workbench import bins
+from workbench.commands.common import executor_from_env
 from workbench.errors import ConfigError, WorkbenchError
 
 PHASES = ("idle", "preparing", "running", "paused", "finished", "stopped", "failed")
@@ -54,11 +55,13 @@ class SearchRunner:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self, problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int = 0,
-              k: int = 2, m: int = 3, max_seeds: int = 2) -> None:
+              k: int = 2, m: int = 3, max_seeds: int = 2, executor: str | None = None,
+              ray_address: str | None = None) -> None:
         """Validate cheap choices here (errors raise at once), then build and run in a thread.
 
         budget: GPU measurements allowed, seeds included; k children measured per parent,
-        m*k generated (screening factor).
+        m*k generated (screening factor). executor: "local" or "ray" for live measurement
+        (default: $WORKBENCH_EXECUTOR, $WORKBENCH_RAY_ADDRESS); replays never use Ray.
         """
         if not problem or self.store.get_problem(problem) is None:
             raise ConfigError(f"unknown problem {problem!r}: pick one from the list")
@@ -69,11 +72,15 @@ class SearchRunner:
             raise ConfigError(f"method {method} needs a forecaster; choose one, or use measure_all")
         if int(budget) < 1:
             raise ConfigError("the budget counts GPU measurements and must be at least 1")
+        env_kind, env_address = executor_from_env()
+        executor = "local" if gpu.startswith("replay:") else (executor or env_kind)
+        ray_address = ray_address or env_address
         with self._lock:
             if self.running:
                 raise RunnerBusyError("a search is already in progress: pause or stop it first")
             self.config = dict(problem=problem, gpu=gpu, method=method, forecaster=forecaster,
-                               budget=int(budget), seed=int(seed), k=int(k), m=int(m), max_seeds=int(max_seeds))
+                               budget=int(budget), seed=int(seed), k=int(k), m=int(m), max_seeds=int(max_seeds),
+                               executor=executor, ray_address=ray_address)
             self._run, self.search_id, self.error = None, None, ""
             self._pause_requested = self._stop_requested = False
             self.phase = "preparing"
@@ -87,7 +94,7 @@ class SearchRunner:
         args = argparse.Namespace(problem=c["problem"], gpu=c["gpu"], method=c["method"],
                                   forecaster=c["forecaster"], forecaster_path=None, generator="auto",
                                   budget=c["budget"], seed=c["seed"], k=c["k"], m=c["m"], selector="puct",
-                                  max_seeds=c["max_seeds"])
+                                  max_seeds=c["max_seeds"], executor=c["executor"], ray_address=c["ray_address"])
         return (self._build or build_run)(self.store, args)
 
     def _prepare_and_loop(self) -> None:

@@ -8,6 +8,7 @@ import param
 from bokeh.models import ColumnDataSource, NumberFormatter
 from bokeh.plotting import figure
 
+from workbench.commands.common import executor_from_env
 from workbench.errors import WorkbenchError
 from workbench.search.loop import best_curve
 from workbench.ui.runner import SearchRunner, candidate_rows
@@ -37,6 +38,8 @@ def gpu_options(store) -> dict[str, str]:
             opts[f"cuda:{i} {torch.cuda.get_device_name(i)} (live)"] = f"cuda:{i}"
     except Exception:  # noqa: BLE001 - no GPU stack: replay only
         pass
+    if executor_from_env()[0] == "ray":  # measurements run on the cluster's GPUs, not this machine's
+        opts["GPUs of the Ray cluster (live, $WORKBENCH_RAY_ADDRESS)"] = "cuda"
     return opts
 
 
