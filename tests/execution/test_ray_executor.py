@@ -52,7 +52,7 @@ def _killer(marker: Path | None) -> Candidate:
 def test_a_batch_of_zoo_candidates_comes_back_with_honest_statuses(cluster):
     zoo = {pid: [c for c in zoo_candidates(pid) if c.backend == "triton"][:2] for pid in QUICK}
     cuda = Candidate.from_source(QUICK[0], "from torch.utils.cpp_extension import load_inline\nclass ModelNew: pass\n")
-    with _executor(chunk_size=2) as ex:
+    with _executor(chunk_size=2, workers_per_task=2) as ex:  # two sandboxed processes per task
         assert ex.hardware.key == "cpu"
         futures = {c.id: f for pid, cs in zoo.items() for c, f in zip(cs, ex.submit(get_problem(pid), cs))}
         bad = FAULTS["syntax_error"]

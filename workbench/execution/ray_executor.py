@@ -11,8 +11,9 @@ Scheduling and faults:
 - GPU mode: every task asks Ray for `num_gpus=1`, so one task measures on a GPU at a time and
   Ray spreads the tasks over every GPU of the cluster. The task's subprocess inherits the
   `CUDA_VISIBLE_DEVICES` Ray set for it; its Hardware record is probed on that GPU (once per
-  Ray worker process and GPU). Compilation runs inside the task: Triton compiles on first
-  launch on the device it targets.
+  Ray worker process and GPU). Compilation runs inside the task (Triton compiles on first
+  launch, for the device it targets); with `workers_per_task` > 1 a task's worker processes
+  compile and check side by side while timed regions take the GPU's lock one at a time.
 - CPU mode (`device="cpu"`): the CPU executor's path (Triton interpreter, CPU_SIZES), one CPU
   per task; for CI and for checking candidates on CPU-only clusters.
 - A task whose Ray worker dies (killed, out of memory, node lost) is retried by Ray up to
@@ -34,7 +35,7 @@ import os
 import socket
 import tempfile
 import threading
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -119,15 +120,21 @@ def _measure_task(problem_d: dict, candidate_ds: list[dict], config: dict) -> di
         floor = roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved)
     common = dict(device=config["device"], lock_path=lock_path, roofline_floor_ms=floor, options=opts,
                   cache_root=cache_root)
-    todo = [c for c in cands if c.id not in out]
-    if len(todo) == 1:
-        c = todo[0]
-        out[c.id] = run_in_sandbox(problem, c, hw, timeout_s=config["timeout_s"] * (2 if c.backend == "cuda" else 1),
+
+    def one_process(part: list[Candidate]) -> list[Measurement]:
+        if len(part) == 1:
+            c = part[0]
+            return [run_in_sandbox(problem, c, hw, timeout_s=config["timeout_s"] * (2 if c.backend == "cuda" else 1),
                                    run_timeout_s=config["run_timeout_s"], **common,
-                                   cpu_mem_bytes=config["cpu_mem_bytes"] if config["device"] == "cpu" else None)
-    elif todo:  # one chunk worker; its per-candidate budget covers both phases
-        for m in run_chunk(problem, todo, hw, timeout_s=config["timeout_s"] + config["run_timeout_s"], **common):
-            out[m.candidate_id] = m
+                                   cpu_mem_bytes=config["cpu_mem_bytes"] if config["device"] == "cpu" else None)]
+        # A chunk worker; its per-candidate budget covers both phases.
+        return run_chunk(problem, part, hw, timeout_s=config["timeout_s"] + config["run_timeout_s"], **common)
+
+    todo = [c for c in cands if c.id not in out]
+    parts = [p for p in (todo[i::config["workers"]] for i in range(config["workers"])) if p]
+    with ThreadPoolExecutor(max(1, len(parts)), thread_name_prefix="wb-ray-task") as pool:
+        for ms in pool.map(one_process, parts):
+            out.update((m.candidate_id, m) for m in ms)
     return {"measurements": [out[c.id].to_dict() for c in cands], "where": _placement(gpu)}
 
 
@@ -146,22 +153,24 @@ class RayExecutor(Executor):
     `address`: None starts a local cluster (`num_gpus`, `num_cpus`: its size; None = detect),
     "auto" joins the cluster this machine is part of, "ray://host:10001" connects a Ray Client.
     If Ray is already initialised in this process, that connection is used and left open.
-    `chunk_size`: candidates per task (1 = one sandboxed worker per candidate; more = one chunk
-    worker per task, fewer process starts). `max_retries`: Ray re-runs of a task whose worker
+    `chunk_size`: candidates per task (1 = one sandboxed worker per candidate; more = chunk
+    workers, fewer process starts). `workers_per_task`: worker processes a task runs side by
+    side over its chunk (compilation and correctness overlap; timing waits for the GPU's lock,
+    one timed region per GPU at a time). `max_retries`: Ray re-runs of a task whose worker
     died. `timeout_s` / `run_timeout_s`: the sandbox budgets in seconds (compile+correctness,
     timing); `cpu_mem_bytes`: RLIMIT_AS of CPU-mode workers. `options`: extra job options for
     the worker (timing settings, seeds, ...). `cache_root`: build cache root on the nodes.
     """
 
     def __init__(self, address: str | None = None, *, device: str = "cuda", num_gpus: int | None = None,
-                 num_cpus: int | None = None, chunk_size: int = 1, max_retries: int = 2,
+                 num_cpus: int | None = None, chunk_size: int = 1, workers_per_task: int = 1, max_retries: int = 2,
                  timeout_s: float = 300.0, run_timeout_s: float = 120.0, cpu_mem_bytes: int = 6 * 2**30,
                  options: dict | None = None, cache_root: str | Path | None = None,
                  probe_timeout_s: float = 600.0):
         if device not in ("cuda", "cpu"):
             raise ConfigError(f"device {device!r}: the Ray executor measures on 'cuda' (cluster GPUs) or 'cpu'")
-        if chunk_size < 1 or max_retries < 0:
-            raise ConfigError("chunk_size must be >= 1 and max_retries >= 0")
+        if chunk_size < 1 or workers_per_task < 1 or max_retries < 0:
+            raise ConfigError("chunk_size and workers_per_task must be >= 1, max_retries >= 0")
         if address and (num_gpus is not None or num_cpus is not None):
             raise ConfigError("num_gpus / num_cpus size a local cluster; a running cluster at "
                               f"{address!r} has its own size (leave them unset)")
@@ -182,8 +191,9 @@ class RayExecutor(Executor):
         self.device = device
         self.chunk_size = chunk_size
         self.max_retries = max_retries
-        base = {"seeds": [0, 1]} if device == "cpu" else {"gpu_memory_fraction": 0.9}
-        self._config = {"device": device, "timeout_s": float(timeout_s), "run_timeout_s": float(run_timeout_s),
+        base = {"seeds": [0, 1]} if device == "cpu" else {"gpu_memory_fraction": min(0.9, 1.8 / workers_per_task)}
+        self._config = {"device": device, "workers": workers_per_task,
+                        "timeout_s": float(timeout_s), "run_timeout_s": float(run_timeout_s),
                         "cpu_mem_bytes": int(cpu_mem_bytes), "options": {**base, **(options or {})},
                         "cache_root": str(cache_root) if cache_root else None}
         self._task_options = {"num_cpus": 1, "num_gpus": 1 if device == "cuda" else 0,
