@@ -65,3 +65,91 @@ def test_time_cuda_stops_adaptively_and_sees_sizes():
     assert 5 <= small.runs <= 100 and 5 <= big.runs <= 100
     assert big.median_ms > 5 * small.median_ms
     assert big.ci_low_ms <= big.median_ms <= big.ci_high_ms
+
+
+class FakeClock:
+    """A fake timer: each call "takes" base[fn] x drift(call number) x noise, in ms, and is logged."""
+
+    def __init__(self, base: dict, drift=lambda n: 1.0, noise_pct: float = 0.0, seed: int = 0):
+        self.base, self.drift, self.noise = base, drift, noise_pct / 100
+        self.calls: list[tuple[str, int]] = []
+        self.rng = np.random.default_rng(seed)
+
+    def __call__(self, fn, inputs) -> float:
+        fn(inputs)
+        self.calls.append((fn.__name__, inputs[0]))
+        ms = self.base[fn.__name__] * self.drift(len(self.calls))
+        return float(ms * (1 + self.noise * self.rng.standard_normal()))
+
+
+def ref(inputs):
+    return None
+
+
+def cand(inputs):
+    return None
+
+
+def test_interleaved_rounds_alternate_order_and_rotate_inputs():
+    clock = FakeClock({"ref": 1.0, "cand": 0.5})
+    ref_s, cand_s = timing.interleaved_samples([ref, cand], [[0], [1], [2]], clock, warmup=2, min_runs=4,
+                                               max_runs=4)
+    assert len(ref_s) == len(cand_s) == 4
+    # Two warm-up rounds (discarded), then four kept; order flips every round, inputs rotate.
+    assert clock.calls == [("ref", 0), ("cand", 0), ("cand", 1), ("ref", 1),
+                           ("ref", 0), ("cand", 0), ("cand", 1), ("ref", 1),
+                           ("ref", 2), ("cand", 2), ("cand", 0), ("ref", 0)]
+    assert ref_s == [1.0] * 4 and cand_s == [0.5] * 4
+
+
+def test_warmup_runs_until_warmup_ms_is_spent():
+    clock = FakeClock({"ref": 1.0, "cand": 1.0})
+    timing.interleaved_samples([ref, cand], [[0]], clock, warmup=1, warmup_ms=10, min_runs=1, max_runs=1)
+    assert len(clock.calls) == 2 * 5 + 2  # 5 warm-up rounds of 2 ms, then one kept round
+
+
+def test_interleaving_cancels_a_drifting_clock():
+    # The GPU clock slows by 30% over the measurement; the true speedup is exactly 2.
+    drift = lambda n: 1.0 + 0.3 * n / 400  # noqa: E731
+    clock = FakeClock({"ref": 2.0, "cand": 1.0}, drift=drift, noise_pct=2)
+    r, c = timing.interleaved_samples([ref, cand], [[0], [1]], clock, warmup=0, min_runs=200, max_runs=200,
+                                      max_total_ms=1e9)
+    interleaved = np.median(r) / np.median(c)
+    # The same clock timing one function after the other (the old way) is off by ~15%.
+    seq = FakeClock({"ref": 2.0, "cand": 1.0}, drift=drift, noise_pct=2)
+    (r2,) = timing.interleaved_samples([ref], [[0], [1]], seq, warmup=0, min_runs=200, max_runs=200,
+                                       max_total_ms=1e9)
+    (c2,) = timing.interleaved_samples([cand], [[0], [1]], seq, warmup=0, min_runs=200, max_runs=200,
+                                       max_total_ms=1e9)
+    sequential = np.median(r2) / np.median(c2)
+    assert abs(interleaved / 2 - 1) < 0.01
+    assert abs(sequential / 2 - 1) > 0.08
+
+
+def test_adaptive_stopping_on_precision_and_budget():
+    quiet = FakeClock({"ref": 1.0, "cand": 1.0}, noise_pct=0.1)
+    r, _ = timing.interleaved_samples([ref, cand], [[0]], quiet, warmup=0, min_runs=5, max_runs=200,
+                                      target_sem_pct=0.5, target_ci_pct=1.0)
+    assert len(r) == 5  # already precise at min_runs
+    noisy = FakeClock({"ref": 1.0, "cand": 1.0}, noise_pct=10, seed=1)
+    r, _ = timing.interleaved_samples([ref, cand], [[0]], noisy, warmup=0, min_runs=5, max_runs=200,
+                                      target_sem_pct=0.5, target_ci_pct=1.0, max_total_ms=1e9)
+    assert 100 < len(r) <= 200  # SEM 0.5% at CV 10% needs ~400 runs: runs to the cap
+    capped = FakeClock({"ref": 1.0, "cand": 1.0}, noise_pct=10, seed=1)
+    r, _ = timing.interleaved_samples([ref, cand], [[0]], capped, warmup=0, min_runs=5, max_runs=200,
+                                      target_sem_pct=0.5, max_total_ms=20)
+    assert 18 <= len(r) <= 23  # 20 ms per function of ~1 ms runs
+    with pytest.raises(ValueError):
+        timing.interleaved_samples([], [[0]], quiet)
+
+
+def test_time_cpu_pair_times_both_alike():
+    def slow(inputs):
+        time.sleep(0.004)
+
+    def fast(inputs):
+        time.sleep(0.001)
+
+    r, c = timing.time_cpu_pair(slow, fast, [[0], [1]], warmup=1, min_runs=3, max_runs=6, max_total_ms=1e9)
+    assert r.runs == c.runs == 6
+    assert r.median_ms > 2 * c.median_ms

@@ -5,9 +5,10 @@ typical candidate. A chunk worker (`python -m workbench.execution.chunked JOBS R
 the jobs of a chunk one after another with the same checks as `worker.run_job`, appending
 one JSON line per finished job. The parent watches the results file:
 
-- a worker that dies (segfault, os._exit, kill) or stops making progress within the
-  per-candidate timeout costs only the candidate it was on, which is recorded as crashed or
-  timeout with the log tail; the unstarted rest of the chunk goes to a fresh worker;
+- a worker that dies (segfault, os._exit, kill) or overruns a budget of the candidate it is
+  on (compile+correctness, timing; waiting for the GPU's lock counts against neither, see
+  sandbox.PhaseBudget) costs only that candidate, which is recorded as crashed or timeout
+  with the log tail; the unstarted rest of the chunk goes to a fresh worker;
 - the worker exits by itself after a candidate that leaves the process suspect (a sticky CUDA
   error, a replaced torch or timer function, a changed precision flag, a leftover thread), so
   no later candidate is measured in a tampered process.
@@ -30,7 +31,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench.execution.compile_cache import cache_env
-from workbench.execution.sandbox import exit_reason, result_to_measurement
+from workbench.execution.sandbox import PhaseBudget, exit_reason, result_to_measurement
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
 LOG_TAIL_CHARS = 6000
@@ -101,10 +102,12 @@ def _worker_main(jobs_path: str, results_path: str) -> None:
 
 
 # --------------------------------------------------------------------------- parent side
-def _preexec():
+def _preexec(cpus: list[int] | None = None):
     import resource
 
     os.setsid()
+    if cpus and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, cpus)
     resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_LOG_BYTES, MAX_LOG_BYTES))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
@@ -140,14 +143,22 @@ def to_measurement(result: dict, problem: Problem, candidate: Candidate, hardwar
 def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardware, *, device: str = "cuda",
               gpu_index: int | None = None, timeout_s: float = 120.0, lock_path: str | None = None,
               roofline_floor_ms: float | None = None, options: dict | None = None,
-              cache_root: str | Path | None = None, on_result=None) -> list[Measurement]:
-    """Measure `candidates` (one problem) in as few worker processes as their behaviour allows.
+              cache_root: str | Path | None = None, on_result=None, run_timeout_s: float | None = None,
+              max_wait_s: float = 3600.0, on_raw=None, respawn: bool = True) -> list[Measurement]:
+    """Measure `candidates` (one problem, distinct ids) in as few worker processes as their
+    behaviour allows.
 
-    Returns one Measurement per candidate, in input order. `timeout_s` is per candidate, measured
-    from the previous candidate's result (CUDA C++ candidates get three times as long).
-    `on_result(measurement)` is called as each one is known.
+    Returns one Measurement per candidate, in input order. Budgets per candidate, in seconds:
+    `timeout_s` for starting/compiling/checking (CUDA C++ candidates get three times as long),
+    `run_timeout_s` for its timed regions (None: they count against `timeout_s`), `max_wait_s`
+    in all; time spent waiting for the GPU's lock counts against none but `max_wait_s`.
+    `on_result(measurement)` is called as each one is known; `on_raw(candidate, result)` with
+    the worker's result dict (e.g. the `repeats` of `timing_repeats`), when there is one.
+    `options["worker_cpus"]`, when set, is the CPU affinity of the worker process.
+    `respawn=False`: return once the first worker process has ended, with Measurements only for
+    the candidates it finished or was on (a caller's queue can then spread the rest).
     """
-    pending = list(candidates)
+    pending = list({c.id: c for c in candidates}.values())  # a repeated id is measured once
     done: dict[str, Measurement] = {}
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     root = str(Path(__file__).resolve().parents[2])
@@ -184,9 +195,11 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
             with open(log_path, "wb") as log:
                 proc = subprocess.Popen([sys.executable, "-m", "workbench.execution.chunked", str(jobs_path),
                                          str(results_path)], stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, cwd=str(work), env=cenv, preexec_fn=_preexec)
-                n_seen, last_progress, log_mark = 0, time.time(), 0
-                killed_for_timeout = False
+                                        stdin=subprocess.DEVNULL, cwd=str(work), env=cenv,
+                                        preexec_fn=lambda: _preexec((options or {}).get("worker_cpus")))
+                n_seen, log_mark = 0, 0
+                killed_for_timeout: str | None = None
+                current, budget, started = None, None, time.monotonic()
                 while True:
                     rc = proc.poll()
                     results = _read_results(results_path)
@@ -197,15 +210,25 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
                             cand = next(x for x in pending if x.id == res["candidate_id"])
                             log_text = _tail(log_path, log_mark)
                             log_mark = log_path.stat().st_size if log_path.exists() else 0
+                            if on_raw:
+                                on_raw(cand, res)
                             record(cand, to_measurement(res, problem, cand, hardware, log_text))
                         n_seen = len(results)
-                        last_progress = time.time()
                     if rc is not None:
                         break
-                    current = next((x for x in pending if x.id not in done), None)
-                    limit = timeout_s * (3 if current is not None and current.backend == "cuda" else 1)
-                    if current is not None and time.time() - last_progress > limit:
-                        killed_for_timeout = True
+                    now_on = next((x for x in pending if x.id not in done), None)
+                    if now_on is not current:  # a new candidate: its own budgets from now
+                        current, started = now_on, time.monotonic()
+                        if current is not None:
+                            budget = PhaseBudget(work / current.id / "phase",
+                                                 timeout_s * (3 if current.backend == "cuda" else 1),
+                                                 run_timeout_s, started)
+                    if current is not None and budget is not None:
+                        why = budget.poll()
+                        if why is None and time.monotonic() - started > max_wait_s:
+                            why = f"no result within {max_wait_s:.0f} s (including waiting for the GPU)"
+                        killed_for_timeout = why
+                    if killed_for_timeout:
                         try:
                             os.killpg(proc.pid, signal.SIGKILL)
                         except ProcessLookupError:
@@ -223,6 +246,8 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
                 if "_exit" in res:
                     continue
                 cand = next(x for x in pending if x.id == res["candidate_id"])
+                if on_raw:
+                    on_raw(cand, res)
                 record(cand, to_measurement(res, problem, cand, hardware, _tail(log_path, log_mark)))
             left_on_purpose = bool(final) and "_exit" in final[-1] and not killed_for_timeout
             remaining = [c for c in pending if c.id not in done]
@@ -231,14 +256,16 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
                 victim = remaining[0]
                 tail = _tail(log_path, log_mark)
                 if killed_for_timeout:
-                    status, why = Status.TIMEOUT, f"no result within {timeout_s:.0f} s; worker killed"
+                    status, why = Status.TIMEOUT, f"{killed_for_timeout}; worker killed"
                 else:
                     status, why = Status.CRASHED, exit_reason(rc, MAX_LOG_BYTES)
                 record(victim, Measurement(candidate_id=victim.id, problem_id=problem.id, hardware_key=hardware.key,
                                            hardware_fingerprint=hardware.fingerprint, status=status, reason=why,
                                            log=tail, hardware_json=json.dumps(hardware.to_dict())))
             pending = [c for c in pending if c.id not in done]
-    return [done[c.id] for c in candidates]
+            if not respawn:
+                break
+    return [done[c.id] for c in candidates if c.id in done]
 
 
 if __name__ == "__main__":

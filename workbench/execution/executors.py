@@ -1,28 +1,35 @@
 """Executors: local GPU queue, CPU interpreter, and cache replay. See base.Executor."""
 from __future__ import annotations
 
+import collections
 import contextlib
-import itertools
+import functools
 import json
+import math
 import os
 import re
 import subprocess
 import sys
 import tempfile
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from workbench.errors import ConfigError
 from workbench.execution.base import Executor, done_future
+from workbench.execution.chunked import run_chunk
 from workbench.execution.hardware import cpu_hardware, roofline_floor_ms
 from workbench.execution.sandbox import run_in_sandbox
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
 
+@functools.lru_cache(maxsize=None)
 def probe_gpu(index: int) -> Hardware:
-    """Fingerprint a GPU from a subprocess, so this process never creates a CUDA context."""
+    """Fingerprint a GPU from a subprocess, so this process never creates a CUDA context
+    (once per index and process: the answer does not change while the process runs)."""
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(index))
     root = str(Path(__file__).resolve().parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
@@ -119,67 +126,270 @@ def _retry_after_oom(m: Measurement, gpu_memory_mib: int) -> bool:
     return float(hit.group(1)) * _UNITS[hit.group(2)] < 0.9 * gpu_memory_mib * 2**20
 
 
-class LocalGPUExecutor(_PoolExecutor):
-    """Measures on local CUDA GPUs. Many workers compile and check concurrently; timing on
-    each GPU is serialised by a file lock so two timings never share a GPU."""
+@dataclass(eq=False)
+class _Item:
+    problem: Problem
+    candidate: Candidate
+    future: Future
+    queued_at: float            # time.monotonic()
+    started: bool = False       # its Future was set running (it may be queued again)
+    first: Measurement | None = None   # set when the item waits for its OOM retry
+
+
+class ChunkedExecutor(Executor):
+    """A background queue whose candidates are measured by chunk workers (`chunked.run_chunk`).
+
+    `submit` only queues. `workers` slot threads each take a chunk: the oldest queued
+    candidate and more queued candidates of its problem (up to `max_chunk`, and about an
+    equal share of the queue per slot so every slot gets work; a CUDA C++ candidate alone, so
+    builds run in parallel) and run it in one worker process. Every candidate gets exactly
+    one Measurement; its Future resolves as soon as the worker reports it; a candidate that
+    crashes or hangs costs itself only, the rest of its chunk goes to a fresh process; a
+    worker that saw a suspect candidate exits (see chunked.py). On a GPU, a candidate that hit
+    CUDA out-of-memory with a request that would fit is run again alone on the GPU.
+
+    Timing on a GPU is exclusive against every other GPU phase of this executor's workers
+    (gpu_lock.py): compiling and checking run in parallel, timed regions one at a time.
+    """
+
+    def __init__(self, hardware: Hardware, *, device: str = "cuda", gpus: Sequence[int | None] = (None,),
+                 workers: int = 4, max_chunk: int = 8, timeout_s: float = 300.0, run_timeout_s: float = 120.0,
+                 options: dict | None = None, cache_root: str | Path | None = None, coalesce_s: float = 0.1,
+                 hardware_by_gpu: dict | None = None, on_raw=None):
+        """`timeout_s`: compile+correctness budget per candidate (CUDA C++: tripled);
+        `run_timeout_s`: timing budget; waiting for the GPU counts against neither (seconds).
+        `coalesce_s`: how long a new submission waits for more to group with (seconds).
+        `device` "cpu" runs Triton through TRITON_INTERPRET=1 (hardware "cpu", no GPU lock).
+        `on_raw(candidate, result)` receives each worker's result dict (see chunked.run_chunk)."""
+        if workers < 1 or max_chunk < 1:
+            raise ConfigError("workers and max_chunk must be at least 1")
+        self.hardware = hardware
+        self.device = device
+        self.gpus = list(gpus)
+        self.hardware_by_gpu = hardware_by_gpu or {g: hardware for g in self.gpus}
+        self._timeout_s, self._run_timeout_s = timeout_s, run_timeout_s
+        self._options = dict(options or {})
+        self._cache_root = cache_root
+        self._on_raw = on_raw
+        self._max_chunk, self._coalesce_s = max_chunk, coalesce_s
+        self._lock_dir = tempfile.mkdtemp(prefix="wb_gpu_locks_") if device != "cpu" else None
+        self._cv = threading.Condition()
+        self._queue: collections.deque[_Item] = collections.deque()
+        self._retry: list[_Item] = []
+        self._active = {g: 0 for g in self.gpus}
+        self._gates = {g: _Gate() for g in self.gpus}
+        self._closed = False
+        self._slots = [threading.Thread(target=self._slot, name=f"wb-chunk-{i}", daemon=True)
+                       for i in range(workers)]
+        for t in self._slots:
+            t.start()
+
+    # ----------------------------------------------------------------- queue
+    def submit(self, problem: Problem, candidates: Sequence[Candidate]) -> list[Future[Measurement]]:
+        now = time.monotonic()
+        items = [_Item(problem, c, Future(), now) for c in candidates]
+        with self._cv:
+            if self._closed:
+                raise ConfigError("this executor is closed; create a new one")
+            for it in items:
+                if self.device == "cpu" and it.candidate.backend == "cuda":
+                    _resolve(it.future, _cuda_on_cpu(problem, it.candidate, self.hardware))
+                else:
+                    self._queue.append(it)
+            self._cv.notify_all()
+        return [it.future for it in items]
+
+    def _take(self) -> tuple[list[_Item], bool] | None:
+        """Next chunk (items, is_retry), or None when closed. Called with the lock held."""
+        while True:
+            if self._closed:
+                return None
+            if self._retry:
+                first = self._retry[0]
+                chunk = [it for it in self._retry if it.problem.id == first.problem.id][:self._max_chunk]
+                self._retry = [it for it in self._retry if it not in chunk]
+                return chunk, True
+            if self._queue:
+                wait = self._queue[0].queued_at + self._coalesce_s - time.monotonic()
+                if wait <= 0:
+                    return self._group(), False
+                self._cv.wait(wait)
+                continue
+            self._cv.wait()
+
+    def _group(self) -> list[_Item]:
+        first = self._queue[0]
+        if first.candidate.backend == "cuda":
+            size = 1
+        else:
+            size = max(1, min(self._max_chunk, math.ceil(len(self._queue) / len(self._slots))))
+        chunk, ids = [], set()
+        for it in self._queue:
+            if len(chunk) == size:
+                break
+            if (it.problem.id == first.problem.id and it.candidate.backend != "cuda"
+                    and it.candidate.id not in ids) or it is first:
+                chunk.append(it)
+                ids.add(it.candidate.id)
+        taken = set(map(id, chunk))
+        self._queue = collections.deque(it for it in self._queue if id(it) not in taken)
+        return chunk
+
+    def _slot(self) -> None:
+        while True:
+            with self._cv:
+                got = self._take()
+                if got is None:
+                    return
+                items, retry = got
+                gpu = min(self.gpus, key=lambda g: self._active[g])
+                self._active[gpu] += 1
+            try:
+                live = [it for it in items if it.started or it.future.set_running_or_notify_cancel()]
+                for it in live:
+                    it.started = True
+                if live:
+                    gate = self._gates[gpu]
+                    with (gate.exclusive() if retry else gate.shared()):
+                        self._run(gpu, live, retry)
+            finally:
+                with self._cv:
+                    self._active[gpu] -= 1
+
+    # ----------------------------------------------------------------- measuring
+    def _options_for(self, gpu: int | None, retry: bool) -> dict:
+        return dict(self._options)
+
+    def _wants_retry(self, m: Measurement, gpu: int | None) -> bool:
+        return False
+
+    def _run(self, gpu: int | None, items: list[_Item], retry: bool) -> None:
+        problem = items[0].problem
+        by_id = {it.candidate.id: it for it in items}
+        hw = self.hardware_by_gpu[gpu]
+        again: list[_Item] = []
+
+        def on_result(m: Measurement) -> None:
+            it = by_id[m.candidate_id]
+            if retry:
+                if not m.ok:
+                    m = m.replace(reason=m.reason + " (also when run alone on the GPU)")
+            elif self._wants_retry(m, gpu):
+                it.first = m
+                again.append(it)
+                return
+            _resolve(it.future, m)
+
+        try:
+            run_chunk(problem, [it.candidate for it in items], hw, device=self.device, gpu_index=gpu,
+                      timeout_s=self._timeout_s, run_timeout_s=self._run_timeout_s,
+                      lock_path=os.path.join(self._lock_dir, f"gpu{gpu}.lock") if self._lock_dir else None,
+                      roofline_floor_ms=(roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved)
+                                         if self.device != "cpu" else None),
+                      options=self._options_for(gpu, retry), cache_root=self._cache_root, on_result=on_result,
+                      on_raw=self._on_raw, respawn=False)
+        except Exception as e:  # noqa: BLE001 - an executor bug must still yield a record per candidate
+            why = f"executor error: {type(e).__name__}: {e}"
+        else:
+            # The worker ended early (a crash, a timeout, or a suspect candidate): what it did
+            # not reach goes back to the front of the queue, for any free slot.
+            rest = [it for it in items if it not in again and not it.future.done()]
+            with self._cv:
+                if rest and not self._closed:
+                    self._queue.extendleft(reversed(rest))
+                    self._cv.notify_all()
+                    return self._queue_retries(again)
+            why = "not measured: the executor was closed"
+        for it in items:
+            if it not in again and not it.future.done():
+                _resolve(it.future, it.first or Measurement(
+                    candidate_id=it.candidate.id, problem_id=problem.id, hardware_key=hw.key,
+                    status=Status.CRASHED, reason=why, hardware_fingerprint=hw.fingerprint))
+        with self._cv:
+            self._queue_retries(again)
+
+    def _queue_retries(self, again: list[_Item]) -> None:
+        """Queue OOM retries (lock held)."""
+        if self._closed:
+            for it in again:
+                _resolve(it.future, it.first.replace(
+                    reason=it.first.reason + " (not run again alone: the executor was closed)"))
+        elif again:
+            self._retry.extend(again)
+            self._cv.notify_all()
+
+    def close(self) -> None:
+        """Cancel what has not started, wait for running chunks, resolve waiting retries."""
+        with self._cv:
+            if self._closed:
+                return
+            self._closed = True
+            for it in self._queue:
+                it.future.cancel()
+            self._queue.clear()
+            self._cv.notify_all()
+        for t in self._slots:
+            t.join()
+        with self._cv:
+            for it in self._retry:
+                _resolve(it.future, it.first.replace(
+                    reason=it.first.reason + " (not run again alone: the executor was closed)"))
+            self._retry.clear()
+
+
+def _cuda_on_cpu(problem: Problem, candidate: Candidate, hardware: Hardware) -> Measurement:
+    return Measurement(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
+                       status=Status.RUNTIME_ERROR, hardware_fingerprint=hardware.fingerprint,
+                       reason="CUDA C++ candidates need a GPU; the CPU executor runs Triton and torch only")
+
+
+def _resolve(future: Future, m: Measurement) -> None:
+    if not future.done():
+        future.set_result(m)
+
+
+class LocalGPUExecutor(ChunkedExecutor):
+    """Measures on local CUDA GPUs with chunk workers (see ChunkedExecutor). Many workers
+    compile and check concurrently; on each GPU a timed region excludes all other GPU work
+    of this executor's workers (gpu_lock.py)."""
 
     def __init__(self, gpus: Sequence[int] = (0,), workers: int | None = None, timeout_s: float = 300.0,
                  run_timeout_s: float = 120.0, memory_fraction: float | None = None,
-                 options: dict | None = None, cache_root: str | Path | None = None):
-        """`timeout_s`: compile+correctness budget per candidate (CUDA C++: doubled);
-        `run_timeout_s`: timing budget once the GPU's lock is held; seconds."""
+                 options: dict | None = None, cache_root: str | Path | None = None, max_chunk: int = 8,
+                 on_raw=None):
+        """`timeout_s`: compile+correctness budget per candidate (CUDA C++: tripled);
+        `run_timeout_s`: timing budget once the GPU's lock is held; seconds.
+        `memory_fraction`: each worker's share of GPU memory (default 1.8 / workers per GPU,
+        at least 0.25: workers seldom peak together, and an out-of-memory run is repeated alone)."""
         if not gpus:
             raise ConfigError("LocalGPUExecutor needs at least one GPU index")
-        self.gpus = list(gpus)
-        self.hardware_by_gpu = {g: probe_gpu(g) for g in self.gpus}
-        keys = {h.key for h in self.hardware_by_gpu.values()}
+        hardware_by_gpu = {g: probe_gpu(g) for g in gpus}
+        keys = {h.key for h in hardware_by_gpu.values()}
         if len(keys) > 1:
             raise ConfigError(f"GPUs of different types {sorted(keys)} in one executor; use one executor per type")
-        self.hardware = self.hardware_by_gpu[self.gpus[0]]
         workers = workers or max(2, min(12, (os.cpu_count() or 4) - 2))
-        super().__init__(workers)
-        per_gpu = max(1, workers // len(self.gpus))
-        self._memory_fraction = memory_fraction if memory_fraction is not None else min(0.9, 0.9 / per_gpu * 2)
-        self._timeout_s = timeout_s
-        self._run_timeout_s = run_timeout_s
-        self._options = options or {}
-        self._cache_root = cache_root
-        self._lock_dir = tempfile.mkdtemp(prefix="wb_gpu_locks_")
-        self._next_gpu = itertools.cycle(self.gpus)
-        self._gpu_lock = threading.Lock()
-        self._gates = {g: _Gate() for g in self.gpus}
+        per_gpu = max(1, workers // len(gpus))
+        self._memory_fraction = (memory_fraction if memory_fraction is not None
+                                 else min(0.9, max(0.25, 1.8 / per_gpu)))
         # One CPU core per GPU is kept for the process that is timing on it (kernel launches
         # are CPU-bound for small kernels; compiling neighbours must not delay them).
         cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-        if len(cpus) >= 4 * len(self.gpus):
-            self._timing_cpus = {g: [cpus[i]] for i, g in enumerate(self.gpus)}
-            self._worker_cpus = cpus[len(self.gpus):]
+        if len(cpus) >= 4 * len(gpus):
+            self._timing_cpus = {g: [cpus[i]] for i, g in enumerate(gpus)}
+            self._worker_cpus = cpus[len(gpus):]
         else:
             self._timing_cpus, self._worker_cpus = {}, []
+        super().__init__(hardware_by_gpu[gpus[0]], device="cuda", gpus=list(gpus), workers=workers,
+                         max_chunk=max_chunk, timeout_s=timeout_s, run_timeout_s=run_timeout_s,
+                         options=options, cache_root=cache_root, hardware_by_gpu=hardware_by_gpu, on_raw=on_raw)
 
-    def _measure_one(self, problem: Problem, candidate: Candidate) -> Measurement:
-        with self._gpu_lock:
-            gpu = next(self._next_gpu)
-        hw = self.hardware_by_gpu[gpu]
-        timeout = self._timeout_s * (2 if candidate.backend == "cuda" else 1)
-        options = {"gpu_memory_fraction": self._memory_fraction, "timing_cpus": self._timing_cpus.get(gpu),
-                   "worker_cpus": self._worker_cpus or None, **self._options}
+    def _options_for(self, gpu: int | None, retry: bool) -> dict:
+        return {"gpu_memory_fraction": 0.9 if retry else self._memory_fraction,
+                "timing_cpus": self._timing_cpus.get(gpu), "worker_cpus": self._worker_cpus or None,
+                **self._options}
 
-        def run(opts: dict) -> Measurement:
-            return run_in_sandbox(problem, candidate, hw, device="cuda", gpu_index=gpu, timeout_s=timeout,
-                                  run_timeout_s=self._run_timeout_s,
-                                  lock_path=os.path.join(self._lock_dir, f"gpu{gpu}.lock"),
-                                  roofline_floor_ms=roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved),
-                                  options=opts, cache_root=self._cache_root)
-
-        with self._gates[gpu].shared():
-            m = run(options)
-        if _retry_after_oom(m, hw.memory_mib):
-            with self._gates[gpu].exclusive():
-                m = run({**options, "gpu_memory_fraction": 0.9})
-            if not m.ok:
-                m = m.replace(reason=m.reason + " (also when run alone on the GPU)")
-        return m
+    def _wants_retry(self, m: Measurement, gpu: int | None) -> bool:
+        return _retry_after_oom(m, self.hardware_by_gpu[gpu].memory_mib)
 
 
 class CPUExecutor(_PoolExecutor):
@@ -203,9 +413,7 @@ class CPUExecutor(_PoolExecutor):
 
     def _measure_one(self, problem: Problem, candidate: Candidate) -> Measurement:
         if candidate.backend == "cuda":
-            return Measurement(candidate_id=candidate.id, problem_id=problem.id, hardware_key="cpu",
-                               status=Status.RUNTIME_ERROR, hardware_fingerprint=self.hardware.fingerprint,
-                               reason="CUDA C++ candidates need a GPU; the CPU executor runs Triton and torch only")
+            return _cuda_on_cpu(problem, candidate, self.hardware)
         return run_in_sandbox(problem, candidate, self.hardware, device="cpu", timeout_s=self._timeout_s,
                               run_timeout_s=self._run_timeout_s,
                               cpu_mem_bytes=self._mem, options=self._options, cache_root=self._cache_root)

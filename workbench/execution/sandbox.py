@@ -53,17 +53,54 @@ def _tail(path: Path) -> str:
         return ""
 
 
+class PhaseBudget:
+    """Seconds a worker spent per budget, from the phase names it writes to `phase_file`.
+
+    Phases (see gpu_lock): "" (starting, importing, compiling) and "checking" count against
+    the compile+correctness budget `compile_s`; "timing" against `run_s` (None: the compile
+    budget); waiting for the GPU ("wait-gpu", or "waiting" from older workers) against none.
+    `poll()` is called often; time between two polls goes to the phase seen at the first.
+    """
+
+    _WAIT = ("wait-gpu", "waiting")
+
+    def __init__(self, phase_file: Path, compile_s: float, run_s: float | None, now: float | None = None):
+        self.phase_file, self.compile_s, self.run_s = phase_file, compile_s, run_s
+        self.spent = {"compile": 0.0, "run": 0.0}
+        self._phase, self._t = "", time.monotonic() if now is None else now
+
+    def _read(self) -> str:
+        try:
+            return self.phase_file.read_text().strip()
+        except OSError:  # not written yet
+            return self._phase
+
+    def poll(self, now: float | None = None) -> str | None:
+        """Account the time since the last poll; a sentence when a budget has run out, else None."""
+        now = time.monotonic() if now is None else now
+        dt, self._t = now - self._t, now
+        if self._phase == "timing" and self.run_s is not None:
+            self.spent["run"] += dt
+        elif self._phase not in self._WAIT:
+            self.spent["compile"] += dt
+        self._phase = self._read()
+        if self.run_s is not None and self.spent["run"] > self.run_s:
+            return f"timing took longer than {self.run_s:.0f} s"
+        if self.spent["compile"] > self.compile_s:
+            if self.run_s is None:
+                return f"no result within {self.compile_s:.0f} s (not counting waits for the GPU)"
+            return f"compilation and correctness took longer than {self.compile_s:.0f} s"
+        return None
+
+
 def _wait(proc: subprocess.Popen, phase_file: Path, timeout_s: float, run_timeout_s: float,
           max_wait_s: float) -> str | None:
-    """Wait for the worker; kill its process group when a phase overruns its budget.
-
-    Phases (written by the worker to `phase_file`): compile+correctness (from start,
-    `timeout_s`), "waiting" for the GPU lock (no budget of its own, `max_wait_s` overall),
-    "timing" (`run_timeout_s` from the moment timing began). Returns None when the worker
-    ended by itself, else a sentence saying which budget ran out.
-    """
+    """Wait for the worker; kill its process group when a phase overruns its budget
+    (`PhaseBudget`: `timeout_s` for compile+correctness, `run_timeout_s` for timing, waits for
+    the GPU free) or the whole job passes `max_wait_s`. Returns None when the worker ended by
+    itself, else a sentence saying which budget ran out."""
     t0 = time.monotonic()
-    phase, phase_t = "", t0
+    budget = PhaseBudget(phase_file, timeout_s, run_timeout_s, t0)
     while True:
         try:
             proc.wait(timeout=0.1)
@@ -71,18 +108,8 @@ def _wait(proc: subprocess.Popen, phase_file: Path, timeout_s: float, run_timeou
         except subprocess.TimeoutExpired:
             pass
         now = time.monotonic()
-        try:
-            current = phase_file.read_text().strip()
-        except OSError:
-            current = ""
-        if current != phase:
-            phase, phase_t = current, now
-        why = None
-        if phase == "timing" and now - phase_t > run_timeout_s:
-            why = f"timing took longer than {run_timeout_s:.0f} s"
-        elif phase == "" and now - t0 > timeout_s:
-            why = f"compilation and correctness took longer than {timeout_s:.0f} s"
-        elif now - t0 > max_wait_s:
+        why = budget.poll(now)
+        if why is None and now - t0 > max_wait_s:
             why = f"no result within {max_wait_s:.0f} s (including waiting for the GPU)"
         if why:
             try:

@@ -1,10 +1,14 @@
 """Timing: CUDA events around device-synchronised regions, L2 flushed, inputs rotated,
-adaptive stopping on the standard error of the mean, median with a 95% CI of the median.
+reference and candidate interleaved sample by sample, adaptive stopping on the standard error
+of the mean and the median's confidence interval, median with a 95% CI of the median.
 
-Times are in milliseconds everywhere in this module.
+Times are in milliseconds everywhere in this module. `interleaved_samples` takes the timer as
+a function, so the sampling logic is tested on the CPU with a fake timer.
 """
 from __future__ import annotations
 
+import contextlib
+import gc
 import math
 import time
 from dataclasses import dataclass
@@ -62,56 +66,163 @@ class L2Flusher:
         self._buf.zero_()
 
 
-def time_cuda(fn: Callable[[Sequence], object], input_sets: Sequence[Sequence], *,
-              warmup: int = 3, min_runs: int = 5, max_runs: int = 100, target_sem_pct: float = 0.5,
-              max_total_ms: float = 2000.0, flush: Callable[[], None] | None = None) -> TimingStats:
-    """Time `fn(inputs)` on the current CUDA device.
+def _precise_enough(samples: Sequence[float], target_sem_pct: float | None, target_ci_pct: float | None) -> bool:
+    """Whether the standard error of the mean and the half-width of the median's CI are both
+    under their targets (percent of the mean / median); a None target is not checked."""
+    if target_sem_pct is None and target_ci_pct is None:
+        return False
+    arr = np.asarray(samples, dtype=float)
+    mean = float(arr.mean()) if arr.size else 0.0
+    if arr.size < 2 or not mean > 0:
+        return False
+    if target_sem_pct is not None and arr.std(ddof=1) / math.sqrt(arr.size) > target_sem_pct / 100 * mean:
+        return False
+    if target_ci_pct is not None:
+        med, lo, hi = median_ci(arr)
+        if med <= 0 or (hi - lo) / 2 > target_ci_pct / 100 * med:
+            return False
+    return True
 
-    Each run: flush L2, synchronise, record a start event, call, record an end event. Input
-    sets rotate between runs so no run reuses the previous run's operands in cache. Stops
-    after `min_runs` once the standard error of the mean falls under `target_sem_pct` percent
-    of the mean, after `max_runs`, or once the timed total passes `max_total_ms`.
+
+def interleaved_samples(fns: Sequence[Callable[[Sequence], object]], input_sets: Sequence[Sequence],
+                        timer: Callable[[Callable[[Sequence], object], Sequence], float], *,
+                        warmup: int = 3, warmup_ms: float = 0.0, min_runs: int = 5, max_runs: int = 100,
+                        target_sem_pct: float | None = None, target_ci_pct: float | None = None,
+                        max_total_ms: float = 2000.0) -> list[list[float]]:
+    """Samples (ms) of each of `fns`, taken in interleaved rounds; the core of all timing here.
+
+    Round r times every function once, `timer(fn, inputs) -> ms`, on `input_sets[r % n]`, in
+    the order of `fns` on even rounds and reversed on odd rounds: a clock that drifts (GPU
+    boost, thermal state) or an order effect moves all functions alike, so their ratio holds.
+    Warm-up rounds (discarded) run until at least `warmup` rounds and `warmup_ms` of timed
+    work are done (at most 1000 rounds): compilation, autotuning, the caching allocator and
+    the clocks settle before the first kept sample.
+    Stops after `min_runs` rounds once every function's samples meet the precision targets
+    (`target_sem_pct`: standard error of the mean, `target_ci_pct`: half-width of the median's
+    95% CI, percent; None = not used), after `max_runs` rounds, or once the timed total passes
+    `max_total_ms` per function.
     """
-    import torch
-
-    for i in range(warmup):
-        fn(input_sets[i % len(input_sets)])
-    torch.cuda.synchronize()
-    samples: list[float] = []
+    if not fns or not input_sets:
+        raise ValueError("interleaved_samples needs at least one function and one input set")
+    order = list(range(len(fns)))
+    spent, r = 0.0, 0
+    while r < warmup or (spent < warmup_ms and r < 1000):
+        for k in (order if r % 2 == 0 else order[::-1]):
+            spent += timer(fns[k], input_sets[r % len(input_sets)])
+        r += 1
+    samples: list[list[float]] = [[] for _ in fns]
     total = 0.0
-    for i in range(max_runs):
-        inputs = input_sets[i % len(input_sets)]
-        if flush is not None:
-            flush()
+    for r in range(max_runs):
+        inputs = input_sets[r % len(input_sets)]
+        for k in (order if r % 2 == 0 else order[::-1]):
+            ms = timer(fns[k], inputs)
+            samples[k].append(ms)
+            total += ms
+        if r + 1 >= min_runs:
+            if total >= max_total_ms * len(fns):
+                break
+            if all(_precise_enough(s, target_sem_pct, target_ci_pct) for s in samples):
+                break
+    return samples
+
+
+class CudaEventTimer:
+    """One sample of `fn(inputs)` on the current CUDA device, in ms, by CUDA events.
+
+    Per sample: the L2 flush is enqueued, then the start event, the call and the end event;
+    then the whole device is synchronised (work on any stream is finished before the next
+    sample). The host does not wait between the flush and the start event, so the call's
+    first launch overlaps the flush, as in `triton.testing.do_bench`: the sample is the
+    device time of the call plus any host gaps between its own launches, not the Python
+    overhead before its first launch (which depends on how busy the CPU is).
+    """
+
+    def __init__(self, flush: Callable[[], None] | None = None):
+        import torch
+
+        self._torch = torch
+        self._flush = flush
+
+    def __call__(self, fn: Callable[[Sequence], object], inputs: Sequence) -> float:
+        torch = self._torch
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
+        if self._flush is not None:
+            self._flush()
         start.record()
         fn(inputs)
         end.record()
         torch.cuda.synchronize()
-        ms = start.elapsed_time(end)
-        samples.append(ms)
-        total += ms
-        if len(samples) >= min_runs:
-            arr = np.asarray(samples)
-            sem = arr.std(ddof=1) / math.sqrt(arr.size)
-            if sem <= target_sem_pct / 100 * arr.mean() or total >= max_total_ms:
-                break
+        return start.elapsed_time(end)
+
+
+def wall_timer(fn: Callable[[Sequence], object], inputs: Sequence) -> float:
+    """One wall-clock sample of `fn(inputs)` in ms (CPU runs)."""
+    t0 = time.perf_counter()
+    fn(inputs)
+    return 1e3 * (time.perf_counter() - t0)
+
+
+@contextlib.contextmanager
+def _no_gc():
+    """No garbage-collector pause inside timed runs (collected once before)."""
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+#: Defaults of the CUDA timing: stop once the mean's standard error is under 0.5% and the
+#: median's 95% CI is within +-1%, with at least 5 and at most 200 rounds, 1 s per function.
+CUDA_DEFAULTS = dict(warmup=3, warmup_ms=30.0, min_runs=5, max_runs=200, target_sem_pct=0.5,
+                     target_ci_pct=1.0, max_total_ms=1000.0)
+
+
+def time_cuda_pair(reference: Callable[[Sequence], object], candidate: Callable[[Sequence], object],
+                   input_sets: Sequence[Sequence], *, flush: Callable[[], None] | None = None,
+                   **opts) -> tuple[TimingStats, TimingStats]:
+    """Reference and candidate timed in alternating samples on the same inputs (see
+    `interleaved_samples`, defaults `CUDA_DEFAULTS`); speedup = ratio of the medians."""
+    import torch
+
+    kw = {**CUDA_DEFAULTS, **opts}
+    torch.cuda.synchronize()
+    with _no_gc():
+        ref, cand = interleaved_samples([reference, candidate], input_sets, CudaEventTimer(flush), **kw)
+    return summarise(ref), summarise(cand)
+
+
+def time_cpu_pair(reference: Callable[[Sequence], object], candidate: Callable[[Sequence], object],
+                  input_sets: Sequence[Sequence], *, warmup: int = 1, min_runs: int = 3, max_runs: int = 20,
+                  max_total_ms: float = 2000.0) -> tuple[TimingStats, TimingStats]:
+    """Wall-clock timing of both in alternating samples (CPU interpreter runs, hardware "cpu")."""
+    with _no_gc():
+        ref, cand = interleaved_samples([reference, candidate], input_sets, wall_timer, warmup=warmup,
+                                        min_runs=min_runs, max_runs=max_runs, max_total_ms=max_total_ms)
+    return summarise(ref), summarise(cand)
+
+
+def time_cuda(fn: Callable[[Sequence], object], input_sets: Sequence[Sequence], *,
+              warmup: int = 3, min_runs: int = 5, max_runs: int = 100, target_sem_pct: float = 0.5,
+              max_total_ms: float = 2000.0, flush: Callable[[], None] | None = None) -> TimingStats:
+    """Time one function alone on the current CUDA device (`CudaEventTimer` per sample, input
+    sets rotated); stops like `interleaved_samples` on the standard error of the mean."""
+    import torch
+
+    torch.cuda.synchronize()
+    with _no_gc():
+        (samples,) = interleaved_samples([fn], input_sets, CudaEventTimer(flush), warmup=warmup,
+                                         min_runs=min_runs, max_runs=max_runs, target_sem_pct=target_sem_pct,
+                                         max_total_ms=max_total_ms)
     return summarise(samples)
 
 
 def time_cpu(fn: Callable[[Sequence], object], input_sets: Sequence[Sequence], *, warmup: int = 1,
              min_runs: int = 3, max_runs: int = 20, max_total_ms: float = 2000.0) -> TimingStats:
     """Wall-clock timing for CPU (interpreter) runs; labelled hardware "cpu", never mixed with GPU."""
-    for i in range(warmup):
-        fn(input_sets[i % len(input_sets)])
-    samples, total = [], 0.0
-    for i in range(max_runs):
-        t0 = time.perf_counter()
-        fn(input_sets[i % len(input_sets)])
-        ms = 1e3 * (time.perf_counter() - t0)
-        samples.append(ms)
-        total += ms
-        if len(samples) >= min_runs and total >= max_total_ms:
-            break
+    (samples,) = interleaved_samples([fn], input_sets, wall_timer, warmup=warmup, min_runs=min_runs,
+                                     max_runs=max_runs, max_total_ms=max_total_ms)
     return summarise(samples)

@@ -9,7 +9,11 @@ Sequence: static guards -> import the candidate from a real file (Triton needs s
 build Model and ModelNew with the same seed and the reference's weights -> correctness on
 several seeds (candidate before and after the reference, inputs checked for mutation,
 outputs checked for aliasing, subclassing and degeneracy) and at a second shape -> timing
-of reference and candidate under the per-GPU lock -> roofline check.
+of reference and candidate, interleaved -> roofline check.
+
+GPU work takes the GPU's lock (gpu_lock.GpuLock) shared, timing takes it exclusive: no
+other worker of the executor runs anything on the GPU during a timed region, while imports,
+CUDA C++ builds and correctness checks of many workers overlap.
 """
 from __future__ import annotations
 
@@ -25,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.execution import correctness, guards
+from workbench.execution.gpu_lock import GpuLock, write_phase
 from workbench.problems import load_source
 
 
@@ -82,7 +87,9 @@ def _clone(x):
     return x
 
 
-def _build(problem_mod, cand_mod, device, seed: int):
+def _build(problem_mod, cand_mod, seed: int):
+    """Model and ModelNew with the same seed and the reference's weights, not yet moved to a
+    device (a CUDA C++ candidate may build its extension here: host work, outside the lock)."""
     import torch
 
     init = problem_mod.get_init_inputs()
@@ -94,7 +101,7 @@ def _build(problem_mod, cand_mod, device, seed: int):
     except Exception as e:  # noqa: BLE001
         raise Verdict("runtime_error", f"ModelNew(*get_init_inputs()) failed: {type(e).__name__}: {e}") from e
     copy_state(ref, new)
-    return ref.to(device).eval(), new.to(device).eval()
+    return ref, new
 
 
 def copy_state(ref, new) -> bool:
@@ -245,18 +252,21 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
 
 
 def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, label: str,
-                      matmul_like: bool | None = None) -> tuple[Any, Any]:
+                      matmul_like: bool | None = None, gpu: GpuLock | None = None) -> tuple[Any, Any]:
     """Raise Verdict on any failure; return (ref_model, new_model) built at this size.
 
     The first seed runs the candidate before any reference call in this process; later seeds
-    run it right after a reference call whose output memory was freed and poisoned.
+    run it right after a reference call whose output memory was freed and poisoned. With
+    `gpu`, everything from moving the models to the device on holds its lock shared.
     """
     if matmul_like is None:
         matmul_like = correctness.is_matmul_like(str(getattr(problem_mod, "CATEGORY", "")),
                                                  tuple(getattr(problem_mod, "TAGS", ()) or ()))
-    ref, new = _build(problem_mod, cand_mod, device, seeds[0])
-    for i, seed in enumerate(seeds):
-        _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label, matmul_like)
+    ref, new = _build(problem_mod, cand_mod, seeds[0])
+    with (gpu.shared() if gpu is not None else contextlib.nullcontext()):
+        ref, new = ref.to(device).eval(), new.to(device).eval()
+        for i, seed in enumerate(seeds):
+            _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label, matmul_like)
     return ref, new
 
 
@@ -307,6 +317,8 @@ def run_job(job: dict) -> dict:
 
     import torch
 
+    gpu = GpuLock(job.get("lock_path") if device.startswith("cuda") else None,
+                  on_phase=lambda name: _phase(workdir, name))
     if device.startswith("cuda"):
         frac = float(job.get("gpu_memory_fraction", 0.0))
         if frac > 0:
@@ -320,22 +332,21 @@ def run_job(job: dict) -> dict:
     full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"))
     seeds = list(job.get("seeds", [0, 1, 2]))
     reduced_k = int(max(full.sizes.values(), default=1)) if full.sizes else 1
-    ref, new = check_correctness(full.module, cand_mod, device, seeds, reduced_k, "full size")
+    ref, new = check_correctness(full.module, cand_mod, device, seeds, reduced_k, "full size", gpu=gpu)
     if job.get("second_shape", True):
         other = _second_shape(problem, device)
         if other is not None:
             check_correctness(other.module, cand_mod, device, seeds[:1],
-                              int(max(other.sizes.values(), default=1)), "second shape")
+                              int(max(other.sizes.values(), default=1)), "second shape", gpu=gpu)
     result["compile_s"] = round(time.time() - t_start, 3)
 
     if not job.get("time", True):
         return result
-    torch.manual_seed(7)
-    n_sets = int(job.get("input_sets", 3))
-    input_sets = []
-    for k in range(n_sets):
-        torch.manual_seed(9000 + k)
-        input_sets.append(_inputs(full.module, device))
+    with gpu.shared():
+        input_sets = []
+        for k in range(int(job.get("input_sets", 3))):
+            torch.manual_seed(9000 + k)
+            input_sets.append(_inputs(full.module, device))
 
     def call(model):
         def fn(inputs):
@@ -344,25 +355,11 @@ def run_job(job: dict) -> dict:
         return fn
 
     before = guards.RuntimeSnapshot()
-    if device.startswith("cuda"):
-        from workbench.execution.timing import L2Flusher, time_cuda
-
-        flush = L2Flusher(torch.device(device))
-        opts = job.get("timing", {})
-        _phase(workdir, "waiting")
-        with _gpu_lock(job.get("lock_path")):
-            _phase(workdir, "timing")
-            if job.get("timing_cpus") and hasattr(os, "sched_setaffinity"):
-                os.sched_setaffinity(0, job["timing_cpus"])  # the core kept free for timing
-            ref_stats = time_cuda(call(ref), input_sets, flush=flush, **opts)
-            cand_stats = time_cuda(call(new), input_sets, flush=flush, **opts)
-    else:
-        from workbench.execution.timing import time_cpu
-
-        opts = job.get("cpu_timing", {})
-        _phase(workdir, "timing")
-        ref_stats = time_cpu(call(ref), input_sets, **opts)
-        cand_stats = time_cpu(call(new), input_sets, **opts)
+    repeats = []
+    for _ in range(max(1, int(job.get("timing_repeats", 1)))):
+        ref_stats, cand_stats = _time_pair(call(ref), call(new), input_sets, device, job, gpu)
+        repeats.append((ref_stats, cand_stats))
+    ref_stats, cand_stats = repeats[0]
     changes = guards.RuntimeSnapshot().changes_since(before)
     if changes:
         raise Verdict("cheat_suspected", "during timing: " + "; ".join(changes))
@@ -373,6 +370,8 @@ def run_job(job: dict) -> dict:
         "reference": ref_stats.to_dict(), "candidate": cand_stats.to_dict(),
         "speedup": ref_stats.median_ms / cand_stats.median_ms,
     })
+    if len(repeats) > 1:
+        result["repeats"] = [{"reference": r.to_dict(), "candidate": c.to_dict()} for r, c in repeats]
     floor = job.get("roofline_floor_ms")
     why = guards.roofline_finding(cand_stats.median_ms, floor)
     if why:
@@ -380,27 +379,37 @@ def run_job(job: dict) -> dict:
     return result
 
 
-def _phase(workdir: Path, name: str) -> None:
-    """Tell the parent which timeout applies now ("waiting" for the GPU lock: none; "timing")."""
-    tmp = workdir / "phase.tmp"
-    tmp.write_text(name)
-    os.replace(tmp, workdir / "phase")
+def _time_pair(ref_fn, cand_fn, input_sets, device: str, job: dict, gpu: GpuLock):
+    """One timing of reference and candidate (interleaved), holding the GPU exclusively.
 
+    On a GPU the main thread moves to the CPU core kept free for timing (`timing_cpus`) for
+    the timed region only, and back afterwards: a chunk worker goes on compiling after it.
+    """
+    if not device.startswith("cuda"):
+        from workbench.execution.timing import time_cpu_pair
 
-@contextlib.contextmanager
-def _gpu_lock(path: str | None):
-    """Serialise timing on one GPU across worker processes (compilation stays parallel)."""
-    if not path:
-        yield
-        return
-    import fcntl
+        with gpu.exclusive():
+            return time_cpu_pair(ref_fn, cand_fn, input_sets, **job.get("cpu_timing", {}))
+    import torch
 
-    with open(path, "a+") as fh:
-        fcntl.flock(fh, fcntl.LOCK_EX)
+    from workbench.execution.timing import L2Flusher, time_cuda_pair
+
+    flush = L2Flusher(torch.device(device))
+    cpus = job.get("timing_cpus") if hasattr(os, "sched_setaffinity") else None
+    with gpu.exclusive():
+        saved = os.sched_getaffinity(0) if cpus else None
+        if cpus:
+            os.sched_setaffinity(0, cpus)
         try:
-            yield
+            return time_cuda_pair(ref_fn, cand_fn, input_sets, flush=flush, **job.get("timing", {}))
         finally:
-            fcntl.flock(fh, fcntl.LOCK_UN)
+            if saved:
+                os.sched_setaffinity(0, saved)
+
+
+def _phase(workdir: Path, name: str) -> None:
+    """Tell the parent which budget applies now (see sandbox.PhaseBudget)."""
+    write_phase(workdir, name)
 
 
 def main(argv: list[str]) -> int:

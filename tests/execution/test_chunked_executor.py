@@ -1,0 +1,123 @@
+"""The chunked executor (the local GPU executor's queue) through the CPU device, and the
+per-phase budgets of workers (CPU)."""
+from __future__ import annotations
+
+import collections
+import threading
+import time
+
+from exec_fixtures import CPU_OPTIONS, load_fixtures
+from workbench.execution import executors
+from workbench.execution.executors import ChunkedExecutor
+from workbench.execution.hardware import cpu_hardware
+from workbench.execution.sandbox import PhaseBudget
+from workbench.records import Candidate, Status
+
+FAULTS = {f.name: f for f in load_fixtures("faults")}
+HONEST = {f.name: f for f in load_fixtures("honest")}
+
+
+def _variant(fixture, i: int) -> Candidate:
+    """The fixture's behaviour under a distinct candidate id."""
+    return Candidate.from_source(fixture.problem.id, fixture.candidate.source + f"\n_VARIANT = {i}\n",
+                                 origin=f"test:{fixture.name}")
+
+
+def test_chunks_keep_one_measurement_per_candidate_through_crashes(monkeypatch):
+    honest = [HONEST["softmax_manual_torch"], HONEST["softmax_triton_row"]]
+    plan = [(honest[0], "ok"), (honest[1], "ok"), (FAULTS["segfault"], "crashed"), (honest[0], "ok"),
+            (FAULTS["os_exit"], "crashed"), (honest[1], "ok"), (FAULTS["hang"], "timeout"), (honest[0], "ok")]
+    cands = [_variant(f, i) for i, (f, _) in enumerate(plan)]
+    problem = honest[0].problem
+    chunks: list[list[str]] = []
+    real = executors.run_chunk
+
+    def spy(problem, candidates, *a, **kw):
+        chunks.append([c.id for c in candidates])
+        return real(problem, candidates, *a, **kw)
+
+    monkeypatch.setattr(executors, "run_chunk", spy)
+    done_at: dict[int, float] = {}
+    with ChunkedExecutor(cpu_hardware(), device="cpu", workers=2, max_chunk=8, timeout_s=12, run_timeout_s=30,
+                         options={"seeds": [0, 1], **CPU_OPTIONS}, coalesce_s=0.3) as ex:
+        # One submit per candidate, as a search loop does: the queue groups them.
+        futures = [ex.submit(problem, [c])[0] for c in cands]
+        futures.append(ex.submit(problem, [cands[0]])[0])  # the same candidate again
+        for i, f in enumerate(futures):
+            f.add_done_callback(lambda _f, i=i: done_at.setdefault(i, time.monotonic()))
+        results = [f.result(timeout=300) for f in futures]
+    assert [m.candidate_id for m in results] == [c.id for c in cands] + [cands[0].id]
+    got = [(f.name, m.status.value, m.reason) for (f, _), m in zip(plan, results)]
+    assert [s for _, s, _ in got] == [want for _, want in plan], got
+    assert results[-1].status is Status.OK
+    assert "SIGSEGV" in results[2].reason and "code 7" in results[4].reason
+    assert "12 s" in results[6].reason
+    # Grouped: fewer chunks than submissions, never the same id twice in one chunk; what a
+    # dead worker did not reach went back to the queue (so ids can appear in later chunks).
+    assert any(len(c) > 1 for c in chunks)
+    assert all(len(set(c)) == len(c) for c in chunks)
+    assert {i for c in chunks for i in c} == {c.id for c in cands}
+    assert len(chunks) < len(futures)
+    # Futures resolve as candidates finish, not when the whole chunk is done: an honest
+    # candidate queued before the hang in its chunk is known long before the hang's 12 s
+    # budget runs out.
+    hang_chunk = next(c for c in chunks if cands[6].id in c)
+    earlier = [k for k, c in enumerate(cands) if c.id in hang_chunk[:hang_chunk.index(cands[6].id)]
+               and plan[k][1] == "ok"]
+    assert earlier and min(done_at[k] for k in earlier) < done_at[6] - 8
+
+
+def test_a_closed_executor_refuses_work_and_cancels_the_queue():
+    ex = ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, coalesce_s=30)
+    fut = ex.submit(HONEST["relu_where"].problem, [HONEST["relu_where"].candidate])[0]
+    cuda = Candidate.from_source("L1/01_softmax", "from torch.utils.cpp_extension import load_inline\n"
+                                 "class ModelNew: pass\n")
+    refused = ex.submit(HONEST["relu_where"].problem, [cuda])[0]
+    assert refused.done() and refused.result().status is Status.RUNTIME_ERROR  # at once, as a status
+    ex.close()
+    assert fut.cancelled()
+    try:
+        ex.submit(HONEST["relu_where"].problem, [HONEST["relu_where"].candidate])
+    except Exception as e:  # noqa: BLE001
+        assert "closed" in str(e)
+    else:
+        raise AssertionError("a closed executor accepted work")
+
+
+def test_phase_budget_counts_work_not_waiting(tmp_path):
+    phase = tmp_path / "phase"
+    b = PhaseBudget(phase, compile_s=10, run_s=5, now=0.0)
+    assert b.poll(4.0) is None                    # starting up: 4 s of compile budget
+    phase.write_text("wait-gpu")
+    assert b.poll(5.0) is None                    # 1 more s of start-up, now waiting
+    phase.write_text("checking")
+    assert b.poll(500.0) is None                  # 495 s waiting for the GPU: free
+    assert b.spent == {"compile": 5.0, "run": 0.0}
+    phase.write_text("timing")
+    assert b.poll(504.0) is None                  # 4 s of checking
+    assert b.poll(510.0) == "timing took longer than 5 s"
+    # With no timing budget, timing counts against the compile budget.
+    phase.write_text("timing")
+    one = PhaseBudget(phase, compile_s=10, run_s=None, now=0.0)
+    one.poll(0.0)
+    assert one.poll(11.0) == "no result within 10 s (not counting waits for the GPU)"
+    stuck = PhaseBudget(tmp_path / "never_written", compile_s=3, run_s=5, now=0.0)
+    assert stuck.poll(4.0) == "compilation and correctness took longer than 3 s"
+
+
+def test_phase_budget_polled_from_threads_is_independent(tmp_path):
+    # Budgets of two candidates (two chunk workers) never share their clocks.
+    budgets = [PhaseBudget(tmp_path / f"p{i}", compile_s=1, run_s=1, now=0.0) for i in range(2)]
+    (tmp_path / "p0").write_text("wait-gpu")
+    out: list = [None, None]
+
+    def poll(i):
+        budgets[i].poll(0.5)
+        out[i] = budgets[i].poll(3.0)
+
+    ts = [threading.Thread(target=poll, args=(i,)) for i in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert out[0] is None and out[1] is not None
