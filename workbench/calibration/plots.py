@@ -5,6 +5,8 @@ the renderers draw those dicts with matplotlib, imported only when a renderer is
 """
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +46,10 @@ def risk_coverage_info(probs, y, scores: tuple[str, ...] = selective.SCORES,
 def _pyplot():
     try:
         import matplotlib
-        matplotlib.use("Agg", force=False)
+        # Headless by default (CLI, app, tests), but a backend already chosen is kept: Jupyter's
+        # inline backend (ipykernel sets MPLBACKEND) or one pyplot was imported with.
+        if "matplotlib.pyplot" not in sys.modules and not os.environ.get("MPLBACKEND"):
+            matplotlib.use("Agg", force=False)
         import matplotlib.pyplot as plt
     except ImportError as e:  # pragma: no cover - depends on the environment
         raise ConfigError("plotting needs matplotlib; install it with "
