@@ -1,0 +1,192 @@
+"""`workbench forecast PROBLEM CANDIDATE.py`: one forecast, printed.
+
+    workbench forecast L1/01_softmax my_softmax.py --forecaster learned --hardware h100
+    workbench forecast softmax child.py --parent parent.py --forecaster roofline
+
+Prints the distribution over the 8 speedup bins, the predicted bin, the expected speedup, the
+forecaster's reasoning and, for the learned forecaster, the probability that the candidate
+fails (compile error, wrong output). With --parent the forecast is of the candidate's speedup
+over the parent kernel instead of over the PyTorch reference.
+
+The learned forecaster is fitted on the shipped measurements of the chosen GPU (or --data DIR)
+with the forecast problem's own rows left out, so it forecasts the problem as an unseen one;
+the fitted model is cached under --cache-dir (keyed by the data files, the GPU, the problem and
+the feature set), or loaded from --model PATH. The LLM forecaster reads
+WORKBENCH_LLM_BASE_URL / WORKBENCH_LLM_MODEL / WORKBENCH_LLM_API_KEY.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from pathlib import Path
+
+from workbench.errors import CandidateError, ConfigError
+
+FORECASTERS = ("learned", "roofline", "llm")
+HARDWARE = ("h100", "h200")
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "forecast", help="forecast one candidate's speedup as a distribution over 8 bins",
+        description="Forecast the speedup of CANDIDATE.py (a file defining ModelNew) over PROBLEM's "
+        "PyTorch reference, or over --parent. Prints the bin distribution, predicted bin, expected "
+        "speedup, reasoning and (learned) the failure probability.")
+    p.add_argument("problem", help="problem id (L1/01_softmax) or name (01_softmax or softmax)")
+    p.add_argument("candidate", help="path of the candidate source (defines ModelNew)")
+    p.add_argument("--forecaster", choices=FORECASTERS, default="learned")
+    p.add_argument("--hardware", choices=HARDWARE, default="h100",
+                   help="GPU to forecast for (default h100)")
+    p.add_argument("--parent", help="path of a parent kernel: forecast the speedup over it instead")
+    p.add_argument("--data", help="shipped-layout directory the learned forecaster fits on "
+                   "(default kernels_cache/shipped)")
+    p.add_argument("--model", help="a saved LearnedForecaster (LearnedForecaster.save) to use "
+                   "instead of fitting one")
+    p.add_argument("--cache-dir", help="where fitted learned forecasters are cached "
+                   "(default $WORKBENCH_CACHE or ~/.cache/workbench)")
+    p.add_argument("--json", action="store_true", help="print the forecast as JSON")
+    p.set_defaults(handler=_forecast)
+
+
+def _read_source(path: str, what: str) -> str:
+    f = Path(path)
+    if not f.is_file():
+        raise CandidateError(f"{what} file {path} does not exist; pass the path of a .py file "
+                             "that defines class ModelNew")
+    try:
+        source = f.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise CandidateError(f"cannot read {what} file {path}: {e}") from e
+    if "ModelNew" not in source:
+        raise CandidateError(f"{path} does not define ModelNew; a candidate is a file in the "
+                             "KernelBench contract with `class ModelNew(nn.Module)`")
+    return source
+
+
+def _data_dir(args) -> Path:
+    from workbench.dataset import DEFAULT_SHIPPED_DIR
+
+    d = Path(args.data) if args.data else Path(DEFAULT_SHIPPED_DIR)
+    if not d.is_dir():
+        raise ConfigError(f"no shipped data at {d}; pass --data DIR (a shipped-layout directory) "
+                          "or --model PATH (a saved learned forecaster)")
+    return d
+
+
+def _hardware(key: str, measurements) -> "object":
+    """The recorded hardware record of `key` from the data, else a bare one."""
+    from workbench.records import Hardware
+
+    for m in measurements:
+        if m.hardware_key == key and m.hardware is not None:
+            return m.hardware
+    return Hardware(key=key, name=key.upper())
+
+
+def _cache_key(data: Path, hardware: str, problem_id: str) -> str:
+    from workbench.forecast.features import FEATURE_NAMES
+    from workbench.forecast.learned import _FORMAT
+
+    h = hashlib.sha256()
+    for f in sorted(data.glob("*.parquet")):
+        st = f.stat()
+        h.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
+    h.update(json.dumps([hardware, problem_id, list(FEATURE_NAMES), _FORMAT]).encode())
+    return h.hexdigest()[:20]
+
+
+def _learned(args, problem):
+    """(forecaster, hardware record): loaded from --model, from the cache, or fitted."""
+    from workbench.forecast.learned import LearnedForecaster
+
+    if args.model:
+        return LearnedForecaster.load(args.model), None
+    from workbench.dataset import load_shipped
+
+    data = _data_dir(args)
+    problems, candidates, measurements = load_shipped(data)
+    hw = _hardware(args.hardware, measurements)
+    ms = [m for m in measurements if m.hardware_key == args.hardware and m.problem_id != problem.id]
+    if not ms:
+        raise ConfigError(f"no {args.hardware} measurements in {data} to fit the learned forecaster "
+                          "on; pick another --hardware or pass --model PATH")
+    cache = Path(args.cache_dir or os.environ.get("WORKBENCH_CACHE")
+                 or Path.home() / ".cache" / "workbench") / "forecasters"
+    path = cache / f"learned-{_cache_key(data, args.hardware, problem.id)}.joblib"
+    if path.is_file():
+        try:
+            return LearnedForecaster.load(path), hw
+        except ConfigError:
+            pass  # stale or unreadable cache entry: fit again and overwrite it
+    print(f"fitting the learned forecaster on {len(ms)} {args.hardware} measurements "
+          f"(problem {problem.id} left out); cached at {path}", file=sys.stderr)
+    fc = LearnedForecaster().fit(problems, candidates, ms)
+    try:
+        fc.save(path)
+    except OSError:
+        pass  # a read-only cache directory only costs a refit next time
+    return fc, hw
+
+
+def _make(args, problem):
+    from workbench.records import Hardware
+
+    if args.forecaster == "learned":
+        fc, hw = _learned(args, problem)
+        return fc, hw or Hardware(key=args.hardware, name=args.hardware.upper())
+    hw = Hardware(key=args.hardware, name=args.hardware.upper(), compute_capability="9.0",
+                  sm_count=132)
+    if args.forecaster == "roofline":
+        from workbench.forecast.roofline import RooflineForecaster
+
+        return RooflineForecaster(), hw
+    from workbench.forecast.llm import LLMForecaster
+    from workbench.llm.client import ChatClient
+
+    return LLMForecaster(ChatClient.from_env()), hw
+
+
+def format_forecast(f) -> str:
+    """The text printed for one forecast: distribution bars, predicted bin, expected speedup,
+    reasoning, failure probability."""
+    from workbench import bins
+
+    against = "the parent" if f.relative_to == "parent" else "the PyTorch reference"
+    lines = [f"{f.forecaster} forecast for {f.problem_id} on {f.hardware_key}, speedup over {against}"]
+    if f.abstained:
+        lines.append("ABSTAINED (treat as unknown: measure it)")
+    for i, p in enumerate(f.probabilities):
+        mark = " <- predicted" if i == f.predicted_bin and not f.abstained else ""
+        lines.append(f"  bin {i + 1} {bins.LABELS[i]:>10}  {p:6.3f}  {'#' * round(40 * p)}{mark}")
+    lines.append(f"predicted bin: {f.predicted_bin + 1} ({bins.LABELS[f.predicted_bin]}), "
+                 f"confidence {f.confidence:.3f}")
+    lines.append(f"expected speedup: {2 ** f.expected_log2_speedup:.3g}x "
+                 f"(expected log2-speedup {f.expected_log2_speedup:+.2f})")
+    if f.p_fail is not None:
+        lines.append(f"failure probability: {f.p_fail:.3f}")
+    lines.append(f"reasoning: {f.reasoning}")
+    return "\n".join(lines)
+
+
+def _forecast(args) -> int:
+    from workbench.problems import get_problem
+    from workbench.records import Candidate
+
+    problem = get_problem(args.problem)
+    cand = Candidate.from_source(problem.id, _read_source(args.candidate, "candidate"))
+    parent = None
+    if args.parent:
+        parent = Candidate.from_source(problem.id, _read_source(args.parent, "parent"))
+        cand = cand.replace(parent_id=parent.id)
+    fc, hw = _make(args, problem)
+    f = fc.forecast(problem, cand, hw, parent=parent,
+                    relative_to="parent" if parent is not None else "reference")
+    if args.json:
+        print(json.dumps(f.to_dict() | {"predicted_bin": f.predicted_bin,
+                                        "expected_speedup": 2 ** f.expected_log2_speedup},
+                         indent=2, default=str))
+    else:
+        print(format_forecast(f))
+    return 0
