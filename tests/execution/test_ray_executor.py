@@ -28,7 +28,7 @@ QUICK = ("L1/02_relu", "L1/28_clamp")  # quick under the interpreter (a few seco
 
 @pytest.fixture(scope="module")
 def cluster():
-    ray.init(num_cpus=2, include_dashboard=False, logging_level="WARNING",
+    ray.init(address="local", num_cpus=2, include_dashboard=False, logging_level="WARNING",
              runtime_env={"env_vars": {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}})
     yield
     ray.shutdown()

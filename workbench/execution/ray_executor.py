@@ -13,7 +13,7 @@ Scheduling and faults:
   `CUDA_VISIBLE_DEVICES` Ray set for it; its Hardware record is probed on that GPU (once per
   Ray worker process and GPU). Compilation runs inside the task (Triton compiles on first
   launch, for the device it targets); with `workers_per_task` > 1 a task's worker processes
-  compile and check side by side while timed regions take the GPU's lock one at a time.
+  compile and check side by side while a timed region holds the GPU's lock alone.
 - CPU mode (`device="cpu"`): the CPU executor's path (Triton interpreter, CPU_SIZES), one CPU
   per task; for CI and for checking candidates on CPU-only clusters.
 - A task whose Ray worker dies (killed, out of memory, node lost) is retried by Ray up to
@@ -113,7 +113,8 @@ def _measure_task(problem_d: dict, candidate_ds: list[dict], config: dict) -> di
     else:
         gpu = _visible_gpu()  # gpu_index stays None below: the subprocess inherits Ray's CUDA_VISIBLE_DEVICES
         hw = _gpu_hardware(gpu)
-        # One timing at a time per physical GPU of this node, whatever else shares it.
+        # The GPU's lock (gpu_lock.py) for every worker process on this node's GPU: checks share
+        # it, a timed region holds it alone.
         lock_dir = Path(tempfile.gettempdir()) / "wb_ray_gpu_locks"
         lock_dir.mkdir(exist_ok=True)
         lock_path = str(lock_dir / f"gpu{gpu}.lock")
@@ -127,8 +128,8 @@ def _measure_task(problem_d: dict, candidate_ds: list[dict], config: dict) -> di
             return [run_in_sandbox(problem, c, hw, timeout_s=config["timeout_s"] * (2 if c.backend == "cuda" else 1),
                                    run_timeout_s=config["run_timeout_s"], **common,
                                    cpu_mem_bytes=config["cpu_mem_bytes"] if config["device"] == "cpu" else None)]
-        # A chunk worker; its per-candidate budget covers both phases.
-        return run_chunk(problem, part, hw, timeout_s=config["timeout_s"] + config["run_timeout_s"], **common)
+        return run_chunk(problem, part, hw, timeout_s=config["timeout_s"], run_timeout_s=config["run_timeout_s"],
+                         **common)
 
     todo = [c for c in cands if c.id not in out]
     parts = [p for p in (todo[i::config["workers"]] for i in range(config["workers"])) if p]
@@ -155,8 +156,8 @@ class RayExecutor(Executor):
     If Ray is already initialised in this process, that connection is used and left open.
     `chunk_size`: candidates per task (1 = one sandboxed worker per candidate; more = chunk
     workers, fewer process starts). `workers_per_task`: worker processes a task runs side by
-    side over its chunk (compilation and correctness overlap; timing waits for the GPU's lock,
-    one timed region per GPU at a time). `max_retries`: Ray re-runs of a task whose worker
+    side over its chunk (compilation and correctness overlap; a timed region holds the GPU's
+    lock alone). `max_retries`: Ray re-runs of a task whose worker
     died. `timeout_s` / `run_timeout_s`: the sandbox budgets in seconds (compile+correctness,
     timing); `cpu_mem_bytes`: RLIMIT_AS of CPU-mode workers. `options`: extra job options for
     the worker (timing settings, seeds, ...). `cache_root`: build cache root on the nodes.
@@ -182,8 +183,9 @@ class RayExecutor(Executor):
                 if address:
                     ray.init(address=address, runtime_env=env, logging_level="WARNING")
                 else:
-                    ray.init(num_gpus=num_gpus, num_cpus=num_cpus, runtime_env=env, include_dashboard=False,
-                             logging_level="WARNING")
+                    # "local": always a new cluster, never one found through /tmp/ray or RAY_ADDRESS.
+                    ray.init(address="local", num_gpus=num_gpus, num_cpus=num_cpus, runtime_env=env,
+                             include_dashboard=False, logging_level="WARNING")
             except (ConnectionError, RuntimeError, ValueError) as e:
                 raise ConfigError(f"cannot start or reach a Ray cluster at {address or 'a new local cluster'}: "
                                   f"{e}; start one with `ray start --head` or pass --ray-address") from e
