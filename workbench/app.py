@@ -61,8 +61,11 @@ def gpu_available() -> bool:
 
 
 def banner_text(store) -> str:
-    """REPLAY banner when there is no GPU, naming the GPU types whose measurements are replayed."""
-    if gpu_available():
+    """REPLAY banner when there is no GPU, naming the GPU types whose measurements are replayed.
+    No banner when live searches measure on a Ray cluster's GPUs ($WORKBENCH_EXECUTOR=ray)."""
+    from workbench.commands.common import executor_from_env
+
+    if gpu_available() or executor_from_env()[0] == "ray":
         return ""
     keys = hardware_keys(store)
     if not keys:

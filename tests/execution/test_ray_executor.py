@@ -139,6 +139,9 @@ def test_search_and_app_choose_the_ray_executor(cluster, tmp_path, monkeypatch):
         monkeypatch.setenv("WORKBENCH_EXECUTOR", "ray")
         monkeypatch.setenv("WORKBENCH_RAY_ADDRESS", "auto")
         assert gpu_options(store)["GPUs of the Ray cluster (live, $WORKBENCH_RAY_ADDRESS)"] == "cuda"
+        from workbench.app import banner_text
+
+        assert banner_text(store) == ""  # not REPLAY: live searches measure on the cluster
         seen = []
         runner = SearchRunner(store, build=lambda st, a: seen.append(a))
         store.put_problem(get_problem("L1/02_relu"))
