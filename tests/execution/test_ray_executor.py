@@ -157,3 +157,22 @@ def test_search_and_app_choose_the_ray_executor(cluster, tmp_path, monkeypatch):
         monkeypatch.setenv("WORKBENCH_EXECUTOR", "dask")
         with pytest.raises(ConfigError, match="WORKBENCH_EXECUTOR"):
             runner.start("L1/02_relu", "cpu", "measure_all", "none", budget=2)
+
+
+def test_gpu_hardware_is_probed_once_per_node_and_gpu(cluster, monkeypatch):
+    from workbench.execution import ray_executor
+    from workbench.records import Hardware
+
+    calls = []
+
+    def fake_probe(index):
+        calls.append(index)
+        return Hardware(key="h200", name=f"fake GPU {index}", kind="cuda", sm_count=132)
+
+    monkeypatch.setattr(ray_executor, "probe_gpu", fake_probe)
+    monkeypatch.setattr(ray_executor, "_GPU_HARDWARE", {})
+    gpu = f"9{len(ray.nodes())}7"  # an id no real GPU has
+    first = ray_executor._gpu_hardware(gpu)
+    monkeypatch.setattr(ray_executor, "_GPU_HARDWARE", {})  # a new Ray worker process on the same node
+    again = ray_executor._gpu_hardware(gpu)
+    assert calls == [int(gpu)] and first == again and again.name == f"fake GPU {gpu}"

@@ -31,6 +31,7 @@ only when an executor is created; `pip install "gpu-forecasters-workbench[ray]"`
 """
 from __future__ import annotations
 
+import json
 import os
 import socket
 import tempfile
@@ -75,9 +76,23 @@ def _visible_gpu() -> str:
 
 
 def _gpu_hardware(visible: str) -> Hardware:
+    """The Hardware record of GPU `visible` of this node, probed once per node, GPU and cluster
+    session (Ray starts worker processes freely; a probe costs a CUDA start-up)."""
     if visible not in _GPU_HARDWARE:
-        # probe_gpu puts the value back into CUDA_VISIBLE_DEVICES; Ray's GPU ids are such values.
-        _GPU_HARDWARE[visible] = probe_gpu(int(visible) if visible.isdigit() else visible)  # type: ignore[arg-type]
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
+        cached = Path(tempfile.gettempdir()) / "wb_ray_hardware" / f"{node}-{visible}.json"
+        try:
+            _GPU_HARDWARE[visible] = Hardware.from_dict(json.loads(cached.read_text()))
+        except (OSError, ValueError, TypeError):
+            # probe_gpu puts the value back into CUDA_VISIBLE_DEVICES; Ray's GPU ids are such values.
+            hw = probe_gpu(int(visible) if visible.isdigit() else visible)  # type: ignore[arg-type]
+            cached.parent.mkdir(exist_ok=True)
+            tmp = cached.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(hw.to_dict()))
+            tmp.replace(cached)
+            _GPU_HARDWARE[visible] = hw
     return _GPU_HARDWARE[visible]
 
 
