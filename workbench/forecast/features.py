@@ -10,14 +10,17 @@ log10(1 + x); bandwidth in TB/s, peak rates in TFLOP/s; times in ms.
 from __future__ import annotations
 
 import ast
+import hashlib
 import math
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
 from workbench.execution.hardware import PEAKS
+from workbench.forecast import reference_profile
 from workbench.records import Candidate, Hardware, Problem
 
 # SM counts of the parts in PEAKS (SXM / datasheet), used to match unknown GPUs by SM count.
@@ -269,17 +272,113 @@ def problem_features(problem: Problem, peaks: Peaks) -> dict[str, float]:
     }
 
 
+_LIBRARY_CALL = re.compile(r"(?:^|\.)(?:matmul|mm|bmm|addmm|baddbmm|linear|einsum|conv[123]d|"
+                           r"conv_transpose[123]d|scaled_dot_product_attention|gru|lstm)$")
+
+
+def _library_calls(source: str) -> int:
+    """Vendor-library calls left in `ModelNew.forward`: torch matmul/linear/conv/attention
+    calls and `@` operators (the candidate keeps cuBLAS/cuDNN for that part)."""
+    calls, ok = _forward_calls(source, "ModelNew")
+    # Dotted calls only (torch.matmul, F.linear, x.mm): a bare `matmul(...)` is the
+    # candidate's own (Triton) helper.
+    n = sum(1 for c in calls if "." in c and not c.startswith("self.") and _LIBRARY_CALL.search(c))
+    if ok:
+        tree = ast.parse(source)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
+                for fn in node.body:
+                    if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
+                        n += sum(isinstance(b, ast.BinOp) and isinstance(b.op, ast.MatMult)
+                                 for b in ast.walk(fn))
+    return n
+
+
+def _log2(x: float) -> float:
+    return math.log2(x) if x > 0 else 0.0
+
+
+def relative_features(problem: Problem, candidate: Candidate, peaks: Peaks,
+                      f: dict[str, float]) -> dict[str, float]:
+    """Candidate against reference on this GPU: what the reference launches (traced on the
+    meta device, `reference_profile`), its roofline time, and the candidate's ideal time.
+
+    `f` holds the source and problem features already computed. Times are hardware-relative
+    (each GPU's own peaks), so a model trained on one GPU reads another GPU's rows on the
+    same scale. `log2_ideal_speedup` = log2(reference roofline ms / candidate ideal ms), where
+    the candidate's ideal is the analytic floor at 80% of peak (tensor-core peak only with
+    `tl.dot` outside IEEE mode) plus its launches, plus the library work it leaves to torch.
+    """
+    prof = reference_profile.profile(problem)
+    ref = reference_profile.reference_time(prof, peaks, LAUNCH_MS)
+    ref_launches = prof.launches if prof.launches else int(f["ref_ops"])
+    flops, nbytes = max(problem.flops, 0.0), max(problem.bytes_moved, 0.0)
+    tensor_cores = f["n_dot"] > 0 and not f["ieee_dot"]
+    floor_ms = 1e3 * max(flops / peaks.flops_for(problem.dtype, tensor_cores),
+                         nbytes / peaks.dram_bytes_s)
+    ref_ms = max(ref.ms, floor_ms / reference_profile.OTHER_EFFICIENCY + ref_launches * LAUNCH_MS)
+    lib_calls = _library_calls(candidate.source)
+    n_lib = sum(prof.counts.get(c, 0) for c in ("matmul", "conv", "attention"))
+    cand_launches = max(1.0, f["n_launches"] + f["torch_ops_left"])
+    cand_ms = floor_ms / 0.8 + cand_launches * LAUNCH_MS
+    if lib_calls and n_lib:
+        cand_ms += ref.library_ms * min(1.0, lib_calls / n_lib)
+    shapes = prof.input_shapes
+    biggest = float(math.prod(shapes[0])) if shapes and shapes[0] else 0.0
+    last_dim = float(shapes[0][-1]) if shapes and shapes[0] else 0.0
+    out = {
+        "ref_traced": float(prof.traced),
+        "ref_log2_launches": _log2(float(ref_launches)),
+        "ref_log10_us": math.log10(1 + 1e3 * ref_ms),
+        "ref_library_share": ref.library_share,
+        "ref_launch_share": ref_launches * LAUNCH_MS / ref_ms if ref_ms > 0 else 0.0,
+        "ref_log2_bytes_ratio": _log2(prof.total_bytes / nbytes) if nbytes > 0 and prof.ops else 0.0,
+        "log2_ideal_speedup": _log2(ref_ms / cand_ms) if cand_ms > 0 and ref_ms > 0 else 0.0,
+        "log2_launch_ratio": _log2(ref_launches / cand_launches) if ref_launches else 0.0,
+        "cand_tensor_cores": float(tensor_cores),
+        "cand_library_calls": float(lib_calls),
+        "ref_lacks_tensor_cores": float(problem.dtype == "fp32" and n_lib > 0),
+        "log2_input_elems": _log2(biggest),
+        "log2_last_dim": _log2(last_dim),
+        "block_vs_last_dim": (f["log2_block_max"] - _log2(last_dim))
+        if f["log2_block_max"] > 0 and last_dim > 0 else 0.0,
+        "log2_elems_per_tile": (_log2(biggest) - f["log2_block_prod"])
+        if f["log2_block_prod"] > 0 and biggest > 0 else 0.0,
+        "log10_bytes_per_launch": math.log10(1 + nbytes / cand_launches),
+        "log10_flops_per_launch": math.log10(1 + flops / cand_launches),
+    }
+    for cls in reference_profile.CLASSES:
+        out[f"ref_n_{cls}"] = float(prof.counts.get(cls, 0))
+    return out
+
+
 def hardware_features(peaks: Peaks) -> dict[str, float]:
     return {"hw_sm_count": float(peaks.sm_count), "hw_bandwidth_tbs": peaks.dram_bytes_s / 1e12,
             "hw_fp32_tflops": peaks.fp32_flops / 1e12, "hw_bf16_tflops": peaks.bf16_flops / 1e12}
 
 
+_FEATURE_CACHE: "OrderedDict[tuple, dict[str, float]]" = OrderedDict()
+
+
 def features(problem: Problem, candidate: Candidate, hardware: Hardware) -> dict[str, float]:
-    """Every feature of one triple, keyed by name (order: `FEATURE_NAMES`)."""
+    """Every feature of one triple, keyed by name (order: `FEATURE_NAMES`).
+
+    Results are cached (20,000 entries) by the content of the triple: the problem's source
+    and counts, the candidate's source and backend, and the hardware fingerprint."""
+    key = (problem.source_hash, problem.flops, problem.bytes_moved, problem.dtype, problem.level,
+           hashlib.sha1(candidate.source.encode()).hexdigest(), candidate.backend,
+           hardware.key, hardware.fingerprint)
+    hit = _FEATURE_CACHE.get(key)
+    if hit is not None:
+        return dict(hit)
     peaks = peaks_for(hardware)
     out = source_features(problem, candidate)
     out.update(problem_features(problem, peaks))
+    out.update(relative_features(problem, candidate, peaks, out))
     out.update(hardware_features(peaks))
+    _FEATURE_CACHE[key] = dict(out)
+    while len(_FEATURE_CACHE) > 20_000:
+        _FEATURE_CACHE.popitem(last=False)
     return out
 
 
