@@ -16,6 +16,7 @@ COMMAND_MODULES = [
     "workbench.commands.dataset",
     "workbench.commands.search",
     "workbench.commands.evaluate",
+    "workbench.commands.train",
     "workbench.commands.forecast",
 ]
 
