@@ -1,14 +1,18 @@
 """Forecast benchmark: learned vs roofline forecasters on the shipped GPU measurements.
 
     .venv/bin/python benchmarks/forecast_bench.py [--data DIR] [--gpu h100] [--cross-gpu h200]
+        [--kind regression|classifier]
 
 Reads the shipped data (kernels_cache/shipped/, `workbench.dataset.load_shipped`), runs
 problem-level cross-validation for the learned and roofline forecasters on --gpu, and for the
 learned forecaster trains on --gpu and scores on --cross-gpu (held-out problems too), then writes
 benchmarks/results/forecast-<gpu>.json:
 
-    {"benchmark": "forecast", "gpu", "date", "commit", "data", "metrics":
-        {"learned": {...}, "roofline": {...}, "cross_gpu": {...}}}
+    {"benchmark": "forecast", "gpu", "date", "commit", "data", "learned": {settings},
+     "metrics": {"learned": {...}, "roofline": {...}, "cross_gpu": {...}}}
+
+The learned forecaster's settings are fixed a priori (no tuning on the test folds); its
+calibration is fitted inside each training fold only (see workbench/forecast/learned.py).
 
 Only real measurements belong in benchmarks/results: the script refuses data whose
 measurements are marked synthetic unless --out points elsewhere.
@@ -25,6 +29,7 @@ from pathlib import Path
 from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
 from workbench.evaluate import METRIC_KEYS, evaluate, table
 from workbench.forecast import LearnedForecaster, RooflineForecaster
+from workbench.forecast.features import FEATURE_NAMES
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -45,7 +50,7 @@ def _metrics(result) -> dict[str, float]:
 
 
 def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
-        plots: Path | None = None, max_iter: int = 150) -> dict:
+        plots: Path | None = None, max_iter: int = 100, kind: str = "regression") -> dict:
     """Run the benchmark and write `out`; returns the JSON written."""
     problems, candidates, measurements = load_shipped(data)
     keys = {m.hardware_key for m in measurements}
@@ -55,7 +60,8 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
     if synthetic and out.resolve().parent == RESULTS_DIR:
         raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
     t0 = time.time()
-    factory = lambda: LearnedForecaster(max_iter=max_iter, seed=seed)  # noqa: E731
+    factory = lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind)  # noqa: E731
+    probe = factory()
     results = {
         "learned": evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds,
                             seed=seed, out=plots),
@@ -68,6 +74,11 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
                                         seed=seed, out=plots)
     print(table(list(results.values())))
     doc = {"benchmark": "forecast", "gpu": gpu, "learned_max_iter": max_iter,
+           "learned": {"kind": probe.kind, "max_iter": max_iter,
+                       "learning_rate": probe.learning_rate,
+                       "calibration_folds": probe.calibration_folds,
+                       "calibration_objective": probe.calibration_objective,
+                       "n_features": len(FEATURE_NAMES)},
            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": _commit(),
            "data": str(data), "synthetic": synthetic, "seconds": round(time.time() - t0, 1),
            "metrics": {k: _metrics(r) for k, r in results.items()}}
@@ -89,8 +100,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path, help="JSON path (default benchmarks/results/forecast-<gpu>.json)")
-    ap.add_argument("--max-iter", type=int, default=150,
-                    help="boosting iterations of the learned forecaster (default 150)")
+    ap.add_argument("--max-iter", type=int, default=100,
+                    help="boosting iterations of the learned forecaster (default 100)")
+    ap.add_argument("--kind", choices=("regression", "classifier"), default="regression",
+                    help="learned bin model: median regression + out-of-fold residual "
+                    "distribution (default) or a bin classifier")
     ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
@@ -98,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = args.out or RESULTS_DIR / f"forecast-{args.gpu}.json"
     run(args.data, args.gpu, args.cross_gpu or None, out, args.folds, args.seed, args.plots,
-        args.max_iter)
+        args.max_iter, args.kind)
     return 0
 
 

@@ -118,3 +118,47 @@ def test_misuse_errors(data):
         LearnedForecaster().forecast(problems[0], candidates[0], H100)
     with pytest.raises(ConfigError):
         LearnedForecaster().fit(problems, candidates, measurements[:5])
+
+
+def test_residual_bin_probabilities_by_hand():
+    from workbench.forecast.learned import residual_bin_probabilities
+
+    # Median 0.25 octaves (1.19x, bin 4) with residuals -1, 0, 0, +1 octave:
+    # 0.59x (bin 2), 1.19x twice (bin 4), 2.38x (bin 6).
+    p = residual_bin_probabilities(np.array([0.25]), np.array([-1.0, 0.0, 0.0, 1.0]), floor=0.0)[0]
+    expect = np.zeros(8)
+    expect[[2, 4, 6]] = [0.25, 0.5, 0.25]
+    np.testing.assert_allclose(p, expect)
+    # Exactly 1.0x (log2 = 0) is in bin 3 (closed on the right), as bins.bin_of says.
+    q = residual_bin_probabilities(np.array([0.0]), np.array([0.0]), floor=0.0)[0]
+    assert int(np.argmax(q)) == bins.bin_of(1.0) == 3
+    floored = residual_bin_probabilities(np.array([0.0]), np.array([0.0]))[0]
+    assert floored.min() > 0 and floored.sum() == pytest.approx(1.0)
+
+
+def test_regression_distribution_is_ordinal(data, split, model):
+    assert model.kind == "regression" and len(model.residuals_) == model.n_train_
+    rows = _rows(data, [m for m in split[1] if m.ok][:40])
+    fs = model.forecast_batch(rows, H100)
+    for f in fs:
+        p = np.asarray(f.probabilities)
+        k = int(np.argmax(p))
+        # Mass near the predicted bin: its neighbours carry more than the far bins on average.
+        near = p[max(0, k - 1): k + 2].sum()
+        assert near > 0.3
+        assert "median" in f.reasoning
+
+
+def test_classifier_kind_and_bad_settings(data, split):
+    problems, candidates, _ = data
+    clf = LearnedForecaster(max_iter=30, kind="classifier").fit(problems, candidates, split[0])
+    rows = _rows(data, [m for m in split[1] if m.ok][:10])
+    fs = clf.forecast_batch(rows, H100)
+    assert all(abs(sum(f.probabilities) - 1) < 1e-9 for f in fs)
+    assert "median" not in fs[0].reasoning and not hasattr(clf, "residuals_")
+    with pytest.raises(ConfigError):
+        clf.predict_median(np.zeros((1, 3)))
+    with pytest.raises(ConfigError):
+        LearnedForecaster(kind="svm")
+    with pytest.raises(ConfigError):
+        LearnedForecaster(calibration_objective="accuracy")

@@ -1,14 +1,25 @@
-"""A learned forecaster: gradient-boosted trees over static features, temperature-calibrated.
+"""A learned forecaster: gradient-boosted trees over static features, calibrated out of fold.
 
-`LearnedForecaster().fit(problems, candidates, measurements)` trains
-- a `HistGradientBoostingClassifier` over the 8 speedup bins on the ok measurements, with a
-  temperature T fitted on out-of-fold probabilities (folds grouped by problem, so T reflects
-  unseen problems), applied as p ∝ p_model^(1/T);
-- a second classifier for p_fail (compile error, wrong output, crash, ...) on all measurements.
+`LearnedForecaster().fit(problems, candidates, measurements)` trains, on the ok measurements,
+one of two bin models (`kind`):
+
+- "regression" (default): a `HistGradientBoostingRegressor` on log2-speedup with an absolute-
+  error loss (the median), turned into a predictive distribution by adding the model's own
+  *out-of-fold* residuals (folds grouped by problem, so they are the errors it makes on unseen
+  problems): P(bin) = share of residuals r with median + r in that bin. The distribution is
+  ordinal by construction, so neighbouring bins get mass together. A temperature T, fitted on
+  the same out-of-fold bin probabilities (NLL), sharpens or flattens it: p ∝ p^(1/T).
+- "classifier": a `HistGradientBoostingClassifier` over the 8 bins with a temperature fitted on
+  out-of-fold probabilities.
+
+Everything fitted for calibration uses the training measurements only. A second classifier
+gives p_fail (compile error, wrong output, crash, ...) from all measurements.
 
 Features come from `workbench.forecast.features` and never name the problem, so the model
-forecasts unseen problems. Parent-relative forecasts combine the candidate's and the parent's
-reference-relative distributions (`relative_distribution`). `save`/`load` use joblib.
+forecasts unseen problems; times in them are relative to each GPU's own roofline, so a model
+trained on one GPU reads another's rows on the same scale. Parent-relative forecasts combine
+the candidate's and the parent's reference-relative distributions (`relative_distribution`).
+`save`/`load` use joblib.
 """
 from __future__ import annotations
 
@@ -20,7 +31,7 @@ from typing import Sequence
 import joblib
 import numpy as np
 from scipy.optimize import minimize_scalar
-from sklearn.ensemble import HistGradientBoostingClassifier
+from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.model_selection import GroupKFold
 from threadpoolctl import threadpool_limits
 
@@ -32,7 +43,8 @@ from workbench.records import Candidate, Forecast, Hardware, Measurement, Proble
 
 _MID = np.asarray(bins.LOG2_MIDPOINTS)
 _LOG2_EDGES = np.log2(np.asarray(bins.EDGES))
-_FORMAT = "workbench.learned/1"
+_FORMAT = "workbench.learned/2"
+KINDS = ("regression", "classifier")
 
 
 def relative_distribution(p_child, p_parent, width: float = 0.5) -> np.ndarray:
@@ -84,19 +96,66 @@ def _temperature(logp: np.ndarray, y: np.ndarray) -> float:
     return float(math.exp(res.x))
 
 
+OBJECTIVES = ("nll", "brier", "ece")
+
+
+def _temperature_for(p: np.ndarray, y: np.ndarray, objective: str) -> float:
+    """Temperature T in [0.2, 5] minimising `objective` ("nll", "brier" or "ece", 10 buckets)
+    of _sharpen(p, T) at the true bins `y`."""
+    from workbench.calibration import metrics
+
+    if objective == "nll":
+        return _temperature(np.log(p), y)
+    score = metrics.brier if objective == "brier" else metrics.ece
+
+    def loss(log_t: float) -> float:
+        return float(score(_sharpen(p, math.exp(log_t)), y))
+
+    res = minimize_scalar(loss, bounds=(math.log(0.2), math.log(5.0)), method="bounded")
+    return float(math.exp(res.x))
+
+
+def _sharpen(p: np.ndarray, temperature: float) -> np.ndarray:
+    """p ∝ p^(1/T), row-wise."""
+    z = np.log(p) / temperature
+    z = np.exp(z - z.max(axis=1, keepdims=True))
+    return z / z.sum(axis=1, keepdims=True)
+
+
+def residual_bin_probabilities(median: np.ndarray, residuals: np.ndarray,
+                               floor: float = 0.002) -> np.ndarray:
+    """(n, 8) bin probabilities of log2-speedup = median_i + r, r drawn from `residuals`
+    (the empirical out-of-fold errors); every bin gets at least `floor` before renormalising."""
+    v = np.asarray(median, float)[:, None] + np.asarray(residuals, float)[None, :]
+    b = np.searchsorted(_LOG2_EDGES, v, side="left")  # closed on the right, as bins.bin_of
+    p = np.stack([(b == k).mean(axis=1) for k in range(bins.N_BINS)], axis=1)
+    p = np.maximum(p, floor)
+    return p / p.sum(axis=1, keepdims=True)
+
+
 class LearnedForecaster(Forecaster):
     """Gradient-boosted bin classifier over static features (see module doc).
 
-    Learned attributes after `fit`: `classifier_`, `temperature_`, `fail_model_` (None when
+    Learned attributes after `fit`: `classifier_` (the bin model: a regressor for
+    kind="regression"), `residuals_` (its out-of-fold log2 errors; regression only),
+    `temperature_`, `fail_model_` (None when
     training had one outcome only; then `fail_rate_` is used), `fail_rate_`, `medians_`,
     `n_threads` bounds the OpenMP threads of training and prediction.
     `importances_` (mean |change of expected log2-speedup| when a feature is set to its
     median), `n_train_`, `train_problems_`, `hardware_keys_`.
     """
 
-    def __init__(self, name: str = "learned", max_iter: int = 150, learning_rate: float = 0.1,
-                 max_leaf_nodes: int = 15, calibration_folds: int = 3, explain_top: int = 6,
-                 n_threads: int = 1, seed: int = 0):
+    def __init__(self, name: str = "learned", max_iter: int = 100, learning_rate: float = 0.1,
+                 max_leaf_nodes: int = 15, calibration_folds: int = 10, explain_top: int = 6,
+                 n_threads: int = 1, seed: int = 0, kind: str = "regression",
+                 calibration_objective: str = "ece"):
+        if kind not in KINDS:
+            raise ConfigError(f"kind is one of {', '.join(KINDS)}, got {kind!r}")
+        if calibration_objective not in OBJECTIVES:
+            raise ConfigError(f"calibration_objective is one of {', '.join(OBJECTIVES)}, "
+                              f"got {calibration_objective!r}")
+        self.kind = kind
+        self.calibration_objective = calibration_objective
         self.name = name
         self.max_iter = max_iter
         self.learning_rate = learning_rate
@@ -112,6 +171,12 @@ class LearnedForecaster(Forecaster):
         return HistGradientBoostingClassifier(
             max_iter=max_iter or self.max_iter, learning_rate=self.learning_rate,
             max_leaf_nodes=self.max_leaf_nodes, l2_regularization=1.0, min_samples_leaf=10,
+            early_stopping=False, random_state=self.seed)
+
+    def _new_regressor(self) -> HistGradientBoostingRegressor:
+        return HistGradientBoostingRegressor(
+            loss="absolute_error", max_iter=self.max_iter, learning_rate=self.learning_rate,
+            max_leaf_nodes=self.max_leaf_nodes, l2_regularization=1.0, min_samples_leaf=20,
             early_stopping=False, random_state=self.seed)
 
     def fit(self, problems: Sequence[Problem], candidates: Sequence[Candidate],
@@ -133,8 +198,13 @@ class LearnedForecaster(Forecaster):
         is_ok = np.asarray([m.bin is not None for *_, m in rows])
         X, y = X_all[is_ok], np.asarray([m.bin for *_, m in ok], dtype=int)
         groups = np.asarray([p.id for p, *_ in ok])
-        self.temperature_ = self._fit_temperature(X, y, groups)
-        self.classifier_ = self._new_classifier().fit(X, y)
+        if self.kind == "regression":
+            log2s = np.log2(np.asarray([m.speedup for *_, m in ok], dtype=float))
+            self.residuals_, self.temperature_ = self._fit_residuals(X, log2s, y, groups)
+            self.classifier_ = self._new_regressor().fit(X, log2s)
+        else:
+            self.temperature_ = self._fit_temperature(X, y, groups)
+            self.classifier_ = self._new_classifier().fit(X, y)
         failed = ~is_ok
         self.fail_rate_ = float((failed.sum() + 1) / (len(failed) + 2))
         self.fail_model_ = None
@@ -157,7 +227,31 @@ class LearnedForecaster(Forecaster):
         for tr, te in GroupKFold(n_splits=folds).split(X, y, groups):
             model = self._new_classifier().fit(X[tr], y[tr])
             oof[te] = self._expand(model, model.predict_proba(X[te]))
-        return _temperature(np.log(oof), y)
+        return _temperature_for(oof, y, self.calibration_objective)
+
+    def _fit_residuals(self, X: np.ndarray, log2s: np.ndarray, y: np.ndarray,
+                       groups: np.ndarray) -> tuple[np.ndarray, float]:
+        """Out-of-fold log2 residuals (folds grouped by problem) and the temperature.
+
+        The temperature is fitted on out-of-fold bin probabilities in which each fold's rows
+        get the residuals of the *other* folds only (a row's own error never widens or
+        narrows its own distribution), minimising `calibration_objective`. With fewer than 2
+        problems: in-sample residuals, T = 1."""
+        folds = min(self.calibration_folds, len(set(groups.tolist())))
+        if folds < 2:
+            res = log2s - self._new_regressor().fit(X, log2s).predict(X)
+            return res, 1.0
+        oof = np.zeros(len(log2s))
+        fold_of = np.zeros(len(log2s), dtype=int)
+        splits = list(GroupKFold(n_splits=folds).split(X, log2s, groups))
+        for k, (tr, te) in enumerate(splits):
+            oof[te] = self._new_regressor().fit(X[tr], log2s[tr]).predict(X[te])
+            fold_of[te] = k
+        res = log2s - oof
+        p = np.zeros((len(y), bins.N_BINS))
+        for k, (_, te) in enumerate(splits):
+            p[te] = residual_bin_probabilities(oof[te], res[fold_of != k])
+        return res, _temperature_for(p, y, self.calibration_objective)
 
     @staticmethod
     def _expand(model, proba: np.ndarray) -> np.ndarray:
@@ -176,12 +270,20 @@ class LearnedForecaster(Forecaster):
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """(n, 8) calibrated bin probabilities for a feature matrix."""
         self._require_fitted()
+        if getattr(self, "kind", "classifier") == "regression":
+            return _sharpen(residual_bin_probabilities(self.predict_median(X), self.residuals_),
+                            self.temperature_)
         with threadpool_limits(self.n_threads):
             raw = self.classifier_.predict_proba(X)
-        p = self._expand(self.classifier_, raw)
-        z = np.log(p) / self.temperature_
-        z = np.exp(z - z.max(axis=1, keepdims=True))
-        return z / z.sum(axis=1, keepdims=True)
+        return _sharpen(self._expand(self.classifier_, raw), self.temperature_)
+
+    def predict_median(self, X: np.ndarray) -> np.ndarray:
+        """(n,) the regressor's median log2-speedup (kind="regression" only)."""
+        self._require_fitted()
+        if self.kind != "regression":
+            raise ConfigError("predict_median needs kind='regression'")
+        with threadpool_limits(self.n_threads):
+            return self.classifier_.predict(X)
 
     def predict_fail(self, X: np.ndarray) -> np.ndarray:
         """(n,) probability that each candidate fails (compile error, wrong output, ...)."""
@@ -226,6 +328,7 @@ class LearnedForecaster(Forecaster):
         parents = list(parents) if parents is not None else [None] * len(items)
         X = feature_matrix([(p, c, hardware) for p, c in items])
         probs = self.predict_proba(X)
+        medians = self.predict_median(X) if self.kind == "regression" else None
         p_fail = self.predict_fail(X)
         cols = self._top_cols()
         contrib = self._contributions(X, cols)
@@ -254,6 +357,8 @@ class LearnedForecaster(Forecaster):
             else:
                 dist = probs[i]
                 lead = f"Boosted trees expect ~{2 ** float(dist @ _MID):.2g}x"
+                if self.kind == "regression":
+                    lead += f" (median ~{2 ** float(medians[i]):.2g}x)"
             out.append(Forecast(probabilities=tuple(float(v) for v in dist),
                                 reasoning=f"{lead}; strongest features: {words}.",
                                 p_fail=float(p_fail[i]), **common))
