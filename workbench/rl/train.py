@@ -9,7 +9,10 @@ answers each, rewards normalised within each prompt's group (TRL's advantages). 
 rewards are all equal are dropped: TRL already gives them zero advantage, and
 `DroppingGRPOTrainer` also removes their tokens from the loss (completion mask set to 0 and the
 token count the "dapo" loss divides by recomputed), so they neither add a KL term nor dilute the
-step. The fraction dropped is logged as `frac_groups_dropped`.
+step. The fraction of groups with constant rewards is logged as `frac_groups_dropped` (with
+`drop_constant_groups=False` they stay in the loss, TRL's plain behaviour). This hooks two
+methods of TRL 1.x's GRPOTrainer (`_calculate_rewards`, `_generate_and_score_completions`);
+tests/rl/test_train.py checks the masks it produces.
 
 Checkpoints (adapter + optimizer state) go to `out/checkpoint-N` every `save_steps` steps; the
 final adapter, `train_log.json` (TRL's log history: loss, reward, ... per step) and
