@@ -129,27 +129,54 @@ def interleaved_samples(fns: Sequence[Callable[[Sequence], object]], input_sets:
 class CudaEventTimer:
     """One sample of `fn(inputs)` on the current CUDA device, in ms, by CUDA events.
 
-    Per sample: the L2 flush is enqueued, then the start event, the call and the end event;
+    Per sample: the L2 flush is enqueued, then (`hide_launch`) a GPU spin of a little longer
+    than the host needs to enqueue the call, then the start event, the call and the end event;
     then the whole device is synchronised (work on any stream is finished before the next
-    sample). The host does not wait between the flush and the start event, so the call's
-    first launch overlaps the flush, as in `triton.testing.do_bench`: the sample is the
-    device time of the call plus any host gaps between its own launches, not the Python
-    overhead before its first launch (which depends on how busy the CPU is).
+    sample). While the GPU spins, the host enqueues the start event and all of the call's
+    launches, so the events bracket the call's device work back to back: the sample is device
+    time, not the Python and launch overhead of the host, which depends on how busy the CPU
+    is (other workers compile beside the timer) and made single samples of microsecond kernels
+    vary by tens of percent. The spin length follows a decaying maximum of the host's enqueue
+    time of recent calls (at least 20 us, at most 5 ms).
     """
 
-    def __init__(self, flush: Callable[[], None] | None = None):
+    MIN_SPIN_MS, MAX_SPIN_MS = 0.02, 5.0
+
+    def __init__(self, flush: Callable[[], None] | None = None, hide_launch: bool = True):
         import torch
 
         self._torch = torch
         self._flush = flush
+        self._spin = hide_launch and hasattr(torch.cuda, "_sleep")
+        self._cycles_per_ms = 0.0
+        self._host_ms = 0.0
+        if self._spin:
+            self._cycles_per_ms = self._calibrate()
+
+    def _calibrate(self) -> float:
+        """GPU spin cycles per millisecond, from one timed spin."""
+        torch = self._torch
+        cycles = 2_000_000
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        torch.cuda._sleep(cycles)
+        end.record()
+        torch.cuda.synchronize()
+        return cycles / max(start.elapsed_time(end), 1e-3)
 
     def __call__(self, fn: Callable[[Sequence], object], inputs: Sequence) -> float:
         torch = self._torch
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         if self._flush is not None:
             self._flush()
+        if self._spin:
+            spin_ms = min(max(1.5 * self._host_ms, self.MIN_SPIN_MS), self.MAX_SPIN_MS)
+            torch.cuda._sleep(int(spin_ms * self._cycles_per_ms))
         start.record()
+        t0 = time.perf_counter()
         fn(inputs)
+        self._host_ms = max(1e3 * (time.perf_counter() - t0), 0.9 * self._host_ms)
         end.record()
         torch.cuda.synchronize()
         return start.elapsed_time(end)
