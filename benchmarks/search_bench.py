@@ -18,6 +18,17 @@ Metrics per method (over problem x seed runs):
 
 writes benchmarks/results/search-<gpu>.json ({"benchmark", "gpu", "date", "commit", "metrics"}).
 Only real shipped data may be written there; the tests run the same code on synthetic pools.
+
+Live mode measures on a real GPU (LocalGPUExecutor, one executor shared by all runs; each run
+measures its own candidates, so every method's GPU budget is exact), with zoo seeds and mutation
+children, and the learned forecaster fitted on the shipped H100 rows of the other problems:
+
+    PYTHONPATH=. python benchmarks/search_bench.py --live --gpu cuda:0 --seeds 1 --budget 12 --out DIR
+
+It adds `metrics.live` (per method, the same keys, over the problem x seed pairs on which every
+method completed) and `live` (setup, hardware, per-run wall time, GPU measurements and best
+speedup, runs skipped by the --budget-s wall-clock guard) to search-<gpu type>.json, both in
+benchmarks/results/ and in DIR. `--gpu cpu` (interpreter, a smoke test) writes only DIR/search-cpu.json.
 """
 from __future__ import annotations
 
@@ -60,19 +71,26 @@ def roofline_factory(records, held_out: str):
     return RooflineForecaster()
 
 
+def search_once(store, problem: Problem, executor, generator, forecaster, method: str, seed: int, budget: int,
+                k: int, m: int, method_kw: dict | None = None, **run_kw) -> dict[str, Any]:
+    """One search with the given components; returns its summary plus the best-so-far curve."""
+    run = SearchRun(store, problem, executor, generator, forecaster,
+                    make_method(method, k=k, m=m, **(method_kw or {})), budget=budget, seed=seed, **run_kw)
+    summary = run.run()
+    return {"problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
+            "best_speedup": summary["best_speedup"] or 0.0, "gpu_measurements": summary["gpu_measurements"],
+            "considered": summary["candidates_considered"], "finish_reason": summary["finish_reason"],
+            "curve": best_curve(store.events(run.search_id))}
+
+
 def run_one(store, problem: Problem, records, hardware_key: str, method: str, seed: int, budget: int,
             forecaster, k: int, m: int, method_kw: dict | None = None) -> dict[str, Any]:
     """One replayed search; returns its summary plus the best-so-far curve."""
     ms = [x for x in records.measurements if x.problem_id == problem.id and x.hardware_key == hardware_key]
     ex = CacheExecutor(ms, hardware_key)
     cands = [c for c in records.candidates if c.problem_id == problem.id]
-    run = SearchRun(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids),
-                    forecaster,
-                    make_method(method, k=k, m=m, **(method_kw or {})), budget=budget, seed=seed)
-    summary = run.run()
-    return {"problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
-            "best_speedup": summary["best_speedup"] or 0.0, "gpu_measurements": summary["gpu_measurements"],
-            "considered": summary["candidates_considered"], "curve": best_curve(store.events(run.search_id))}
+    return search_once(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster, method, seed,
+                       budget, k, m, method_kw)
 
 
 def eligible_problems(records, hardware_key: str, budget: int) -> list[Problem]:
@@ -141,6 +159,143 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE) -> dict[str
     return out
 
 
+# --------------------------------------------------------------------------- live mode
+#: Cheap to measure on an H100 (reference and compile times small in the shipped data), several
+#: zoo kernels each, one problem per level.
+LIVE_PROBLEMS = ("L1/01_softmax", "L2/08_residual_layernorm", "L3/02_gated_mlp_swiglu_bf16")
+#: Finish reasons under which a run may end with fewer GPU measurements than its budget.
+RAN_DRY = ("exhausted", "no usable parent")
+
+
+def live_executor(gpu: str):
+    """`cuda[:N]` -> LocalGPUExecutor on GPU N; `cpu` -> CPUExecutor (Triton interpreter, for tests)."""
+    from workbench.errors import ConfigError
+
+    if gpu == "cpu":
+        from workbench.execution.executors import CPUExecutor
+
+        return CPUExecutor()
+    if gpu.startswith("cuda"):
+        from workbench.execution.executors import LocalGPUExecutor
+
+        return LocalGPUExecutor(gpus=[int(gpu.split(":", 1)[1]) if ":" in gpu else 0])
+    raise ConfigError(f"--gpu {gpu!r} is not a live device; use cuda:0 (or cpu for a smoke test)")
+
+
+def budget_exact(run: dict[str, Any]) -> bool:
+    """The run used its whole budget, or fewer only because the generator ran dry."""
+    if run["gpu_measurements"] == run["budget"]:
+        return True
+    return run["gpu_measurements"] < run["budget"] and run["finish_reason"].startswith(RAN_DRY)
+
+
+def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int], budget: int,
+             forecaster_factory: ForecasterFactory, methods: Sequence[str] = METHODS, k: int = 4, m: int = 4,
+             max_seeds: int = 4, budget_s: float = 420.0, progress: bool = True) -> dict[str, Any]:
+    """Every problem x seed x method measured live on `executor` (shared; each run measures its own
+    candidates, so each method's GPU budget is exact). Candidates: zoo seeds + mutations.
+
+    No new run starts once `budget_s` seconds (wall clock, fits included) have passed; those runs
+    are listed in "skipped". Returns {"runs", "skipped", "seconds"}; each run carries `wall_s`.
+    """
+    from workbench.search import MutationGenerator, ZooGenerator
+
+    t0 = time.monotonic()
+    runs: list[dict[str, Any]] = []
+    skipped: list[dict[str, Any]] = []
+    plan = [(p, s, meth) for s in seeds for p in problems for meth in methods]
+    forecasters: dict[str, Any] = {}
+    with tempfile.TemporaryDirectory(prefix="search_live_") as tmp, Store(Path(tmp) / "live.sqlite") as store:
+        for i, (problem, seed, method) in enumerate(plan):
+            if time.monotonic() - t0 > budget_s:
+                skipped.append({"problem_id": problem.id, "method": method, "seed": seed})
+                continue
+            if problem.id not in forecasters:
+                forecasters[problem.id] = forecaster_factory(records, problem.id)
+            t1 = time.monotonic()
+            r = search_once(store, problem, executor, MutationGenerator(ZooGenerator()), forecasters[problem.id],
+                            method, seed, budget, k, m, max_seeds=max_seeds)
+            r["wall_s"] = round(time.monotonic() - t1, 2)
+            r["budget_exact"] = budget_exact(r)
+            runs.append(r)
+            if progress:
+                print(f"[{i + 1}/{len(plan)}] {problem.id} {method} seed {seed}: best {r['best_speedup']:.3f}x, "
+                      f"{r['gpu_measurements']}/{budget} GPU measurements, {r['wall_s']:.1f} s", file=sys.stderr)
+    return {"runs": runs, "skipped": skipped, "seconds": round(time.monotonic() - t0, 1)}
+
+
+def live_metrics(runs: list[dict[str, Any]], methods: Sequence[str] = METHODS) -> dict[str, dict[str, Any]]:
+    """`metrics` over the (problem, seed) pairs on which every method completed."""
+    done: dict[tuple[str, int], set[str]] = {}
+    for r in runs:
+        done.setdefault((r["problem_id"], r["seed"]), set()).add(r["method"])
+    full = {key for key, ms in done.items() if set(methods) <= ms}
+    return metrics([r for r in runs if (r["problem_id"], r["seed"]) in full])
+
+
+def h100_factory(records, held_out: str):
+    """LearnedForecaster fitted on the shipped H100 rows of every problem except `held_out`."""
+    from workbench.forecast.learned import LearnedForecaster
+
+    ms = [x for x in records.measurements if x.problem_id != held_out and x.hardware_key == "h100"]
+    return LearnedForecaster().fit(records.problems, records.candidates, ms)
+
+
+def live_main(args) -> int:
+    """--live: measure on args.gpu, merge `metrics.live` into the replay results file."""
+    from workbench.dataset.shipped import load_shipped
+    from workbench.problems import get_problem
+
+    records = load_shipped(args.data)
+    problems = [get_problem(pid) for pid in (args.problems.split(",") if args.problems else LIVE_PROBLEMS)]
+    factory = h100_factory if args.forecaster == "learned" else roofline_factory
+    methods = args.methods.split(",") if args.methods else list(METHODS)
+    executor = live_executor(args.gpu)
+    try:
+        out = run_live(records, problems, executor, list(range(args.seeds)), args.budget, factory, methods,
+                       k=args.k, m=args.m, max_seeds=args.max_seeds, budget_s=args.budget_s)
+    finally:
+        executor.close()
+    hw = executor.hardware
+    live = live_metrics(out["runs"], methods)
+    details = {"mode": "live", "device": args.gpu, "hardware": hw.to_dict(),
+               "hardware_fingerprint": hw.fingerprint, "problems": [p.id for p in problems],
+               "seeds": args.seeds, "budget": args.budget, "k": args.k, "m": args.m, "max_seeds": args.max_seeds,
+               "forecaster": args.forecaster + (" (shipped h100 rows of the other problems)"
+                                                if args.forecaster == "learned" else ""),
+               "generator": "mutation (zoo seeds)", "methods": methods,
+               "gpu_measurements_used": sum(r["gpu_measurements"] for r in out["runs"]),
+               "budget_exact_all": all(r["budget_exact"] for r in out["runs"]),
+               "seconds": out["seconds"], "budget_s": args.budget_s, "completed": len(out["runs"]),
+               "skipped": out["skipped"],
+               "runs": [{k_: r[k_] for k_ in ("problem_id", "method", "seed", "budget", "gpu_measurements",
+                                              "best_speedup", "considered", "finish_reason", "budget_exact",
+                                              "wall_s", "curve")} for r in out["runs"]]}
+    out_dir = Path(args.out) if args.out else None
+    if hw.key == "cpu":
+        # Interpreter timings are never merged into a GPU results file.
+        doc = {"benchmark": "search", "gpu": "cpu", "date": time.strftime("%Y-%m-%d"), "commit": _commit(),
+               "metrics": {"live": live}, "live": details}
+        if out_dir is None:
+            print("--gpu cpu writes only to --out DIR; nothing written", file=sys.stderr)
+            print(json.dumps(live, indent=2))
+            return 0
+        targets = [out_dir / "search-cpu.json"]
+    else:
+        name = f"search-{hw.key}.json"
+        base = RESULTS_DIR / name
+        doc = json.loads(base.read_text()) if base.exists() else {"benchmark": "search", "gpu": hw.key, "metrics": {}}
+        doc["metrics"]["live"] = live
+        doc["live"] = {**details, "date": time.strftime("%Y-%m-%d"), "commit": _commit()}
+        targets = [base] + ([out_dir / name] if out_dir else [])
+    for t in targets:
+        t.parent.mkdir(parents=True, exist_ok=True)
+        t.write_text(json.dumps(doc, indent=2) + "\n")
+        print(f"wrote {t}", file=sys.stderr)
+    print(json.dumps(live, indent=2))
+    return 0
+
+
 def _commit() -> str:
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
@@ -159,8 +314,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--m", type=int, default=4)
     ap.add_argument("--forecaster", choices=("learned", "roofline"), default="learned")
     ap.add_argument("--max-problems", type=int, default=None)
-    ap.add_argument("--out", default=None, help="default benchmarks/results/search-<gpu>.json")
+    ap.add_argument("--out", default=None, help="default benchmarks/results/search-<gpu>.json; with --live "
+                    "a directory that gets a copy (the only output of a --gpu cpu run)")
+    ap.add_argument("--live", action="store_true", help="measure on --gpu cuda:N (or cpu, smoke test only) with "
+                    "mutation candidates; merges metrics.live into benchmarks/results/search-<gpu type>.json")
+    ap.add_argument("--problems", default=None, help="--live: comma-separated ids (default "
+                    + ",".join(LIVE_PROBLEMS) + ")")
+    ap.add_argument("--methods", default=None, help="--live: comma-separated subset of the methods")
+    ap.add_argument("--max-seeds", type=int, default=4, help="--live: zoo seeds measured at step 0")
+    ap.add_argument("--budget-s", type=float, default=420.0,
+                    help="--live: start no new run after this many seconds (wall clock)")
     args = ap.parse_args(argv)
+    if args.live:
+        return live_main(args)
 
     from workbench.dataset.shipped import load_shipped
 
