@@ -50,7 +50,8 @@ def _metrics(result) -> dict[str, float]:
 
 
 def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
-        plots: Path | None = None, max_iter: int = 100, kind: str = "regression") -> dict:
+        plots: Path | None = None, max_iter: int = 100, kind: str = "regression",
+        calibration_folds: int = 10) -> dict:
     """Run the benchmark and write `out`; returns the JSON written."""
     problems, candidates, measurements = load_shipped(data)
     keys = {m.hardware_key for m in measurements}
@@ -60,7 +61,8 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
     if synthetic and out.resolve().parent == RESULTS_DIR:
         raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
     t0 = time.time()
-    factory = lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind)  # noqa: E731
+    factory = lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind,  # noqa: E731
+                                        calibration_folds=calibration_folds)
     probe = factory()
     results = {
         "learned": evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds,
@@ -105,6 +107,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--kind", choices=("regression", "classifier"), default="regression",
                     help="learned bin model: median regression + out-of-fold residual "
                     "distribution (default) or a bin classifier")
+    ap.add_argument("--calibration-folds", type=int, default=10,
+                    help="problem-grouped folds inside each training set for the out-of-fold "
+                    "residuals and the temperature (default 10)")
     ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
@@ -112,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     out = args.out or RESULTS_DIR / f"forecast-{args.gpu}.json"
     run(args.data, args.gpu, args.cross_gpu or None, out, args.folds, args.seed, args.plots,
-        args.max_iter, args.kind)
+        args.max_iter, args.kind, args.calibration_folds)
     return 0
 
 

@@ -306,8 +306,9 @@ def relative_features(problem: Problem, candidate: Candidate, peaks: Peaks,
     `f` holds the source and problem features already computed. Times are hardware-relative
     (each GPU's own peaks), so a model trained on one GPU reads another GPU's rows on the
     same scale. `log2_ideal_speedup` = log2(reference roofline ms / candidate ideal ms), where
-    the candidate's ideal is the analytic floor at 80% of peak (tensor-core peak only with
-    `tl.dot` outside IEEE mode) plus its launches, plus the library work it leaves to torch.
+    the candidate's ideal is the larger of the analytic floor at 80% of peak (tensor-core peak
+    only with `tl.dot` outside IEEE mode) and the reference's library time (a candidate matches
+    cuBLAS/cuDNN at best, faster only by a better peak), plus its launches.
     """
     prof = reference_profile.profile(problem)
     ref = reference_profile.reference_time(prof, peaks, LAUNCH_MS)
@@ -320,9 +321,15 @@ def relative_features(problem: Problem, candidate: Candidate, peaks: Peaks,
     lib_calls = _library_calls(candidate.source)
     n_lib = sum(prof.counts.get(c, 0) for c in ("matmul", "conv", "attention"))
     cand_launches = max(1.0, f["n_launches"] + f["torch_ops_left"])
-    cand_ms = floor_ms / 0.8 + cand_launches * LAUNCH_MS
-    if lib_calls and n_lib:
-        cand_ms += ref.library_ms * min(1.0, lib_calls / n_lib)
+    # The library part (matmul / conv / attention) runs at best at the vendor kernel's
+    # efficiency: as in the reference when the candidate still calls the library, scaled by
+    # the peak ratio when it does the work itself (tensor cores in Triton vs a reference
+    # without them speed it up; CUDA cores vs tensor cores slow it down).
+    ref_peak = peaks.flops_for(problem.dtype, problem.dtype in ("bf16", "fp16"))
+    kept = min(1.0, lib_calls / n_lib) if n_lib else 0.0
+    lib_ms = ref.library_ms * (kept + (1.0 - kept) * ref_peak
+                               / peaks.flops_for(problem.dtype, tensor_cores))
+    cand_ms = max(floor_ms / 0.8, lib_ms) + cand_launches * LAUNCH_MS
     shapes = prof.input_shapes
     biggest = float(math.prod(shapes[0])) if shapes and shapes[0] else 0.0
     last_dim = float(shapes[0][-1]) if shapes and shapes[0] else 0.0

@@ -7,8 +7,10 @@ one of two bin models (`kind`):
   error loss (the median), turned into a predictive distribution by adding the model's own
   *out-of-fold* residuals (folds grouped by problem, so they are the errors it makes on unseen
   problems): P(bin) = share of residuals r with median + r in that bin. The distribution is
-  ordinal by construction, so neighbouring bins get mass together. A temperature T, fitted on
-  the same out-of-fold bin probabilities (NLL), sharpens or flattens it: p ∝ p^(1/T).
+  ordinal by construction, so neighbouring bins get mass together. A temperature T sharpens
+  or flattens it (p ∝ p^(1/T)); T is fitted on out-of-fold bin probabilities in which each
+  fold's rows get the other folds' residuals, so that the mean confidence (max probability)
+  equals the accuracy there (`calibration_objective="match"`; NLL, Brier and ECE are options).
 - "classifier": a `HistGradientBoostingClassifier` over the 8 bins with a temperature fitted on
   out-of-fold probabilities.
 
@@ -96,20 +98,29 @@ def _temperature(logp: np.ndarray, y: np.ndarray) -> float:
     return float(math.exp(res.x))
 
 
-OBJECTIVES = ("nll", "brier", "ece")
+OBJECTIVES = ("match", "nll", "brier", "ece")
 
 
 def _temperature_for(p: np.ndarray, y: np.ndarray, objective: str) -> float:
-    """Temperature T in [0.2, 5] minimising `objective` ("nll", "brier" or "ece", 10 buckets)
-    of _sharpen(p, T) at the true bins `y`."""
+    """Temperature T in [0.2, 5] for _sharpen(p, T) at the true bins `y`.
+
+    "match": mean max-probability equals the accuracy (a smooth, monotone condition in T:
+    the overall confidence gap of the reliability diagram is closed); "nll", "brier", "ece"
+    (10 buckets): the T minimising that score."""
     from workbench.calibration import metrics
 
     if objective == "nll":
         return _temperature(np.log(p), y)
-    score = metrics.brier if objective == "brier" else metrics.ece
+    if objective == "match":
+        acc = float(np.mean(p.argmax(axis=1) == y))
 
-    def loss(log_t: float) -> float:
-        return float(score(_sharpen(p, math.exp(log_t)), y))
+        def loss(log_t: float) -> float:
+            return (float(np.mean(_sharpen(p, math.exp(log_t)).max(axis=1))) - acc) ** 2
+    else:
+        score = metrics.brier if objective == "brier" else metrics.ece
+
+        def loss(log_t: float) -> float:
+            return float(score(_sharpen(p, math.exp(log_t)), y))
 
     res = minimize_scalar(loss, bounds=(math.log(0.2), math.log(5.0)), method="bounded")
     return float(math.exp(res.x))
@@ -148,7 +159,7 @@ class LearnedForecaster(Forecaster):
     def __init__(self, name: str = "learned", max_iter: int = 100, learning_rate: float = 0.1,
                  max_leaf_nodes: int = 15, calibration_folds: int = 10, explain_top: int = 6,
                  n_threads: int = 1, seed: int = 0, kind: str = "regression",
-                 calibration_objective: str = "ece"):
+                 calibration_objective: str = "match"):
         if kind not in KINDS:
             raise ConfigError(f"kind is one of {', '.join(KINDS)}, got {kind!r}")
         if calibration_objective not in OBJECTIVES:
