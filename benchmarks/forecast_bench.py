@@ -46,6 +46,8 @@ def _metrics(result) -> dict[str, float]:
     out = {k: result.metrics[k] for k in METRIC_KEYS}
     out.update(n=int(result.metrics["n"]), n_problems=int(result.metrics["n_problems"]),
                folds=int(result.metrics["folds"]))
+    # Mean max-probability: above the accuracy = over-confident, below = under-confident.
+    out["mean_confidence"] = float(result.probabilities.max(axis=1).mean())
     return out
 
 
