@@ -17,11 +17,13 @@ import argparse
 import json
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import commit  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,14 +63,6 @@ def synthetic_store(path: Path, n: int, seed: int = 0):
     store.put_forecasts(fcs)
     store.put_measurements(ms)
     return store
-
-
-def commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                              text=True, check=True).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
 
 
 def percentile(xs: list[float], q: float) -> float:

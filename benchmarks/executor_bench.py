@@ -29,7 +29,6 @@ import json
 import os
 import re
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +45,9 @@ from workbench.execution.hardware import cpu_hardware  # noqa: E402
 from workbench.problems import get_problem  # noqa: E402
 from workbench.records import Status  # noqa: E402
 from workbench.zoo import problem_id_of, zoo_files  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import commit  # noqa: E402
 
 DEFINITIONS = {
     "triton_per_min_cold": "Triton zoo candidates measured (compiled, checked, timed) per minute of wall "
@@ -128,17 +130,6 @@ def repeat_cvs(repeats: dict[str, list[dict]]) -> dict[str, list[float]]:
 
 def med(xs, nd: int = 2):
     return round(statistics.median(xs), nd) if xs else None
-
-
-def commit() -> str:
-    if os.environ.get("WORKBENCH_COMMIT"):
-        return os.environ["WORKBENCH_COMMIT"]
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out if re.fullmatch(r"[0-9a-f]{40}", out) else "unknown (no git history here; set WORKBENCH_COMMIT)"
 
 
 def _counts(ms) -> dict:

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -31,15 +30,10 @@ from workbench.evaluate import METRIC_KEYS, evaluate, table
 from workbench.forecast import LearnedForecaster, RooflineForecaster
 from workbench.forecast.features import FEATURE_NAMES
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import commit  # noqa: E402
+
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10, cwd=Path(__file__).parent).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 def _metrics(result) -> dict[str, float]:
@@ -83,7 +77,7 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
                        "calibration_folds": probe.calibration_folds,
                        "calibration_objective": probe.calibration_objective,
                        "n_features": len(FEATURE_NAMES)},
-           "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": _commit(),
+           "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(),
            "data": str(data), "synthetic": synthetic, "seconds": round(time.time() - t0, 1),
            "metrics": {k: _metrics(r) for k, r in results.items()}}
     if "cross_gpu" in results:

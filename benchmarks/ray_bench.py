@@ -28,8 +28,6 @@ import argparse
 import collections
 import json
 import os
-import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,23 +44,15 @@ from workbench.records import Candidate, Measurement  # noqa: E402
 from workbench.search.mutations import neighbourhood  # noqa: E402
 from workbench.zoo import zoo_candidates  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import commit  # noqa: E402
+
 GPU_OPTIONS: dict = {}  # the executor's default seeds, checks and adaptive timing
 CPU_OPTIONS = {"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}}
 
 
 def log(msg: str) -> None:
     print(f"[ray-bench {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
-
-
-def commit() -> str:
-    if os.environ.get("WORKBENCH_COMMIT"):
-        return os.environ["WORKBENCH_COMMIT"]
-    try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        out = ""
-    return out if re.fullmatch(r"[0-9a-f]{40}", out) else "unknown (no git history here; set WORKBENCH_COMMIT)"
 
 
 def build_batch(n: int, n_problems: int, neighbours: int, seed: int) -> list[Candidate]:

@@ -23,7 +23,6 @@ import copy
 import json
 import math
 import shlex
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,19 +39,14 @@ from workbench.rl import data  # noqa: E402
 from workbench.rl.rewards import TRAINING_REWARDS  # noqa: E402
 from workbench.rl.train import TrainConfig, load_model, smollm2_model, train  # noqa: E402
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import commit  # noqa: E402
+
 RESULTS_DIR = ROOT / "benchmarks" / "results"
 #: metric name in the JSON -> key of `crossval.score`
 METRICS = {"ece": "ece", "brier": "brier", "accuracy": "accuracy", "off_by_one": "off_by_one",
            "crps": "crps", "aurc": "aurc", "spearman": "spearman",
            "top10_recovery": "top10_recovery_median"}
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
-                              text=True, timeout=10, cwd=ROOT).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 def _clean(x):
@@ -176,7 +170,7 @@ def main(argv: list[str] | None = None) -> int:
 
     doc = {
         "benchmark": "rl", "gpu": where, "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "commit": _commit(),
+        "commit": commit(),
         "command": "PYTHONPATH=. python benchmarks/rl_experiment.py " + shlex.join(argv or sys.argv[1:]),
         "model": f"{Path(args.model).name}/{args.gguf_file}" if args.gguf_file else args.model,
         "settings": {k: getattr(args, k) for k in (

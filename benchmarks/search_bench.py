@@ -36,7 +36,6 @@ import argparse
 import json
 import math
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,6 +46,9 @@ from workbench.execution.executors import CacheExecutor
 from workbench.records import Problem
 from workbench.search import ReplayGenerator, SearchRun, best_curve, make_method
 from workbench.store import Store
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import commit  # noqa: E402
 
 RESULTS_DIR = Path(__file__).parent / "results"
 METHODS = ("measure_all", "screen_topk", "selective", "uncertainty_aware")
@@ -274,7 +276,7 @@ def live_main(args) -> int:
     out_dir = Path(args.out) if args.out else None
     if hw.key == "cpu":
         # Interpreter timings are never merged into a GPU results file.
-        doc = {"benchmark": "search", "gpu": "cpu", "date": time.strftime("%Y-%m-%d"), "commit": _commit(),
+        doc = {"benchmark": "search", "gpu": "cpu", "date": time.strftime("%Y-%m-%d"), "commit": commit(),
                "metrics": {"live": live}, "live": details}
         if out_dir is None:
             print("--gpu cpu writes only to --out DIR; nothing written", file=sys.stderr)
@@ -286,7 +288,7 @@ def live_main(args) -> int:
         base = RESULTS_DIR / name
         doc = json.loads(base.read_text()) if base.exists() else {"benchmark": "search", "gpu": hw.key, "metrics": {}}
         doc["metrics"]["live"] = live
-        doc["live"] = {**details, "date": time.strftime("%Y-%m-%d"), "commit": _commit()}
+        doc["live"] = {**details, "date": time.strftime("%Y-%m-%d"), "commit": commit()}
         targets = [base] + ([out_dir / name] if out_dir else [])
     for t in targets:
         t.parent.mkdir(parents=True, exist_ok=True)
@@ -294,14 +296,6 @@ def live_main(args) -> int:
         print(f"wrote {t}", file=sys.stderr)
     print(json.dumps(live, indent=2))
     return 0
-
-
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=Path(__file__).parent, timeout=10).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -340,13 +334,18 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     results = run_benchmark(records, args.gpu, args.budget, list(range(args.seeds)), factory, problems,
                             k=args.k, m=args.m, progress=True)
-    doc = {"benchmark": "search", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"), "commit": _commit(),
+    doc = {"benchmark": "search", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
            "metrics": metrics(results),
            "setup": {"budget": args.budget, "seeds": args.seeds, "k": args.k, "m": args.m,
                      "forecaster": args.forecaster, "problems": [p.id for p in problems],
                      "mode": "replay", "seconds": round(time.time() - t0, 1)}}
     out = Path(args.out) if args.out else RESULTS_DIR / f"search-{args.gpu}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
+    if out.exists():  # a replay re-run keeps the live runs recorded in the same file
+        old = json.loads(out.read_text())
+        if "live" in old.get("metrics", {}):
+            doc["metrics"]["live"] = old["metrics"]["live"]
+            doc["live"] = old["live"]
     out.write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps(doc["metrics"], indent=2))
     return 0
