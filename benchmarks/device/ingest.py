@@ -13,19 +13,20 @@ import argparse
 import gzip
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from workbench import bins  # noqa: E402
 from workbench.dataset import write_shipped  # noqa: E402
 from workbench.problems import list_problems  # noqa: E402
 from workbench.records import Candidate, Measurement  # noqa: E402
 from workbench.store import Store  # noqa: E402
+from _common import commit as head_commit  # noqa: E402
 
 RAW = ROOT / "kernels_cache" / "raw"
 
@@ -46,7 +47,7 @@ def main() -> int:
     store_path.unlink(missing_ok=True)
     store = Store(store_path)
     store.put_problems(list_problems())
-    commit = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=ROOT).stdout.strip()
+    commit = head_commit()
     for path in sorted(RAW.glob("measurements-*.jsonl*")):
         ms = [Measurement.from_dict(d) for d in _lines(path)]
         store.put_candidates([pool[m.candidate_id] for m in ms])
