@@ -8,11 +8,11 @@ forecaster is fitted leave-one-problem-out.
 Metrics per method (over problem x seed runs):
 - final_best_speedup_median: median best measured speedup at the full budget (0 when none correct).
 - win_or_tie_rate_equal_budget: share of runs whose final best >= measure_all's on the same
-  problem and seed.
+  problem and seed, or within the tie tolerance below it (see "Ties").
 - budget_fraction_to_match_median: median over runs of (GPU measurements until the best reaches
-  measure_all's median final best on that problem) / budget; a run that never matches counts as
-  infinite, and the median is null when more than half never match. `match_rate` gives the
-  share that matched.
+  measure_all's median final best on that problem, or comes within the tie tolerance of it) /
+  budget; a run that never matches counts as infinite, and the median is null when more than
+  half never match. `match_rate` gives the share that matched.
 
     python benchmarks/search_bench.py --data kernels_cache/shipped --gpu h100 --budget 40 --seeds 5
 
@@ -23,12 +23,29 @@ Live mode measures on a real GPU (LocalGPUExecutor, one executor shared by all r
 measures its own candidates, so every method's GPU budget is exact), with zoo seeds and mutation
 children, and the learned forecaster fitted on the shipped H100 rows of the other problems:
 
-    PYTHONPATH=. python benchmarks/search_bench.py --live --gpu cuda:0 --seeds 1 --budget 12 --out DIR
+    PYTHONPATH=. python benchmarks/search_bench.py --live --gpu cuda:0 --seeds 4 --seed-offset 1 \
+        --budget 12 --parallel 3 --out DIR
 
-It adds `metrics.live` (per method, the same keys, over the problem x seed pairs on which every
-method completed) and `live` (setup, hardware, per-run wall time, GPU measurements and best
-speedup, runs skipped by the --budget-s wall-clock guard) to search-<gpu type>.json, both in
-benchmarks/results/ and in DIR. `--gpu cpu` (interpreter, a smoke test) writes only DIR/search-cpu.json.
+`--parallel N` searches up to N problems at once (one thread, Store and forecaster each, the
+executor shared), so several problems' candidates keep the executor's workers busy; `--seed-offset
+S` runs seeds S..S+seeds-1. A live call ADDS its runs to the live runs recorded in
+search-<gpu type>.json (`live.runs`; a run of the same problem, method and seed replaces the
+recorded one) when the settings (budget, k, m, max_seeds, forecaster, generator, methods) match,
+and refuses before measuring anything when they differ, unless `--replace-live` is given. Each
+call's provenance (commit, date, device, seeds, hardware fingerprint, wall clock, runs added,
+replaced, skipped, failed) is appended to `live.calls`; each run carries its call's index. The
+merged file goes to benchmarks/results/ and to DIR. `--gpu cpu` (interpreter, a smoke test)
+writes only DIR/search-cpu.json and never merges.
+
+Ties. Replay answers a kernel with its recorded speedup, so two runs that find the same kernel
+tie exactly and replay uses tie_rel = 0. Live mode re-measures, so the same kernel found by two
+runs differs by measurement noise: a live run ties when its best is at most tie_rel below the one
+it is compared with, where tie_rel = the GPU type's median repeat difference measured by the
+dataset benchmark (benchmarks/results/dataset-<gpu>.json, metrics.repro_diff_pct_median / 100;
+when that GPU type has none, the h200 value stands in). `live.tie_rel` and `live.tie_rel_source`
+record the value and its file. Both are reported, over the problem x seed pairs on which every
+method completed, recomputed over all recorded runs at each call: `metrics.live` with tie_rel
+(the tolerant metrics) and `metrics.live_strict` with tie_rel = 0, with the same keys.
 """
 from __future__ import annotations
 
@@ -38,10 +55,15 @@ import math
 import statistics
 import sys
 import tempfile
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from tqdm import tqdm
+
+from workbench.errors import ConfigError, WorkbenchError
 from workbench.execution.executors import CacheExecutor
 from workbench.records import Problem
 from workbench.search import ReplayGenerator, SearchRun, best_curve, make_method
@@ -131,8 +153,17 @@ def _median(xs: list[float]) -> float | None:
     return None if math.isinf(v) else v
 
 
-def metrics(results: list[dict[str, Any]], baseline: str = BASELINE) -> dict[str, dict[str, Any]]:
-    """The per-method metrics of the module docstring from `run_benchmark` results."""
+def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: float = 0.0) -> dict[str, dict[str, Any]]:
+    """The per-method metrics of the module docstring from `run_benchmark` results.
+
+    `tie_rel` (a fraction, >= 0): a speedup within this fraction below the one compared against
+    counts as reaching it, both for win-or-tie (r >= b * (1 - tie_rel)) and for the budget
+    fraction to match (best >= target * (1 - tie_rel)). 0 = exact comparison (replay mode, where
+    equal kernels replay equal speedups); live mode passes the GPU type's measured repeat noise.
+    """
+    if tie_rel < 0:
+        raise ConfigError(f"tie_rel must be >= 0 (a fraction), got {tie_rel}")
+    floor = (1 - tie_rel) * (1 - 1e-9)  # 1e-9: float round-off, the exact comparison of tie_rel = 0
     base = {(r["problem_id"], r["seed"]): r for r in results if r["method"] == baseline}
     target: dict[str, float] = {}
     for pid in {p for p, _ in base}:
@@ -144,10 +175,10 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE) -> dict[str
         for r in runs:
             b = base.get((r["problem_id"], r["seed"]))
             if b is not None:
-                wins.append(r["best_speedup"] >= b["best_speedup"] * (1 - 1e-9))
+                wins.append(r["best_speedup"] >= b["best_speedup"] * floor)
             t = target.get(r["problem_id"])
             if t is not None:
-                hit = next((used for used, best in r["curve"] if best >= t * (1 - 1e-9)), None)
+                hit = next((used for used, best in r["curve"] if best >= t * floor), None)
                 fracs.append(hit / r["budget"] if hit is not None else math.inf)
         out[method] = {
             "runs": len(runs),
@@ -167,12 +198,27 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE) -> dict[str
 LIVE_PROBLEMS = ("L1/01_softmax", "L2/08_residual_layernorm", "L3/02_gated_mlp_swiglu_bf16")
 #: Finish reasons under which a run may end with fewer GPU measurements than its budget.
 RAN_DRY = ("exhausted", "no usable parent")
+#: Settings that must be equal for live runs to be pooled in one results file.
+LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "methods")
+#: The GPU type whose dataset repeat stands in when the live GPU's own is not recorded.
+TIE_FALLBACK_GPU = "h200"
+#: Per-run keys written to the results file.
+RUN_KEYS = ("problem_id", "method", "seed", "budget", "gpu_measurements", "best_speedup", "considered",
+            "finish_reason", "budget_exact", "wall_s", "curve")
+
+#: problem -> a fresh generator for one run
+GeneratorFactory = Callable[[Problem], Any]
+
+
+def mutation_generator(problem: Problem):
+    """The live generator: zoo kernels as seeds, mutation children."""
+    from workbench.search import MutationGenerator, ZooGenerator
+
+    return MutationGenerator(ZooGenerator())
 
 
 def live_executor(gpu: str):
     """`cuda[:N]` -> LocalGPUExecutor on GPU N; `cpu` -> CPUExecutor (Triton interpreter, for tests)."""
-    from workbench.errors import ConfigError
-
     if gpu == "cpu":
         from workbench.execution.executors import CPUExecutor
 
@@ -193,46 +239,205 @@ def budget_exact(run: dict[str, Any]) -> bool:
 
 def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int], budget: int,
              forecaster_factory: ForecasterFactory, methods: Sequence[str] = METHODS, k: int = 4, m: int = 4,
-             max_seeds: int = 4, budget_s: float = 420.0, progress: bool = True) -> dict[str, Any]:
+             max_seeds: int = 4, budget_s: float = 420.0, progress: bool = True, parallel: int = 1,
+             generator_factory: GeneratorFactory = mutation_generator,
+             warm_up: Callable[[], Any] | None = None) -> dict[str, Any]:
     """Every problem x seed x method measured live on `executor` (shared; each run measures its own
-    candidates, so each method's GPU budget is exact). Candidates: zoo seeds + mutations.
+    candidates, so each method's GPU budget is exact).
 
-    No new run starts once `budget_s` seconds (wall clock, fits included) have passed; those runs
-    are listed in "skipped". Returns {"runs", "skipped", "seconds"}; each run carries `wall_s`.
+    The plan is seeds x problems x methods. `parallel` = 1 runs it in that order in this thread.
+    `parallel` = N > 1 splits it by problem: up to N problems are searched at once, each in its own
+    thread with its own Store (its own SQLite file) and its own forecaster (fitted once, in that
+    thread, before its first run); within a problem the order stays seeds x methods. The executor
+    is shared (its `submit` is thread-safe), so the problems' candidates fill its workers together.
+    `warm_up()`, if given, runs once before any thread starts (e.g. to fill shared feature caches).
+
+    No new run starts once `budget_s` seconds (wall clock, warm-up and fits included) have passed,
+    in any thread; such runs are listed in "skipped". A run that raises (its forecaster's fit
+    included) is listed in "failed" with its error; the other runs go on. Returns {"runs",
+    "skipped", "failed", "seconds", "warm_up_s", "parallel"}, each list in plan order; each run
+    carries `wall_s` (seconds) and `budget_exact`.
     """
-    from workbench.search import MutationGenerator, ZooGenerator
-
+    if parallel < 1:
+        raise ConfigError(f"--parallel must be at least 1, got {parallel}")
     t0 = time.monotonic()
-    runs: list[dict[str, Any]] = []
-    skipped: list[dict[str, Any]] = []
-    plan = [(p, s, meth) for s in seeds for p in problems for meth in methods]
-    forecasters: dict[str, Any] = {}
-    with tempfile.TemporaryDirectory(prefix="search_live_") as tmp, Store(Path(tmp) / "live.sqlite") as store:
-        for i, (problem, seed, method) in enumerate(plan):
-            if time.monotonic() - t0 > budget_s:
-                skipped.append({"problem_id": problem.id, "method": method, "seed": seed})
-                continue
-            if problem.id not in forecasters:
-                forecasters[problem.id] = forecaster_factory(records, problem.id)
-            t1 = time.monotonic()
-            r = search_once(store, problem, executor, MutationGenerator(ZooGenerator()), forecasters[problem.id],
-                            method, seed, budget, k, m, max_seeds=max_seeds)
-            r["wall_s"] = round(time.monotonic() - t1, 2)
-            r["budget_exact"] = budget_exact(r)
-            runs.append(r)
+    plan = list(enumerate((p, s, meth) for s in seeds for p in problems for meth in methods))
+    outcome: dict[int, tuple[str, dict[str, Any]]] = {}
+    lock = threading.Lock()
+    warm_up_s = 0.0
+    if warm_up is not None:
+        warm_up()
+        warm_up_s = round(time.monotonic() - t0, 1)
+    bar = tqdm(total=len(plan), desc="live runs", unit="run", file=sys.stderr, disable=not progress,
+               mininterval=5.0)
+
+    def record(i: int, kind: str, rec: dict[str, Any], line: str) -> None:
+        with lock:
+            outcome[i] = (kind, rec)
+            bar.update(1)
             if progress:
-                print(f"[{i + 1}/{len(plan)}] {problem.id} {method} seed {seed}: best {r['best_speedup']:.3f}x, "
-                      f"{r['gpu_measurements']}/{budget} GPU measurements, {r['wall_s']:.1f} s", file=sys.stderr)
-    return {"runs": runs, "skipped": skipped, "seconds": round(time.monotonic() - t0, 1)}
+                bar.write(f"[{i + 1}/{len(plan)}] {rec['problem_id']} {rec['method']} seed {rec['seed']}: {line}",
+                          file=sys.stderr)
+
+    def work(items: list[tuple[int, tuple[Problem, int, str]]], db_path: Path) -> None:
+        """Runs `items` (all of one problem when parallel) in order against one Store."""
+        forecasters: dict[str, Any] = {}
+        try:
+            store = Store(db_path)
+        except Exception as e:  # noqa: BLE001 - every run of this group is recorded as failed
+            for i, (problem, seed, method) in items:
+                record(i, "failed", {"problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
+                                     "error": f"store: {type(e).__name__}: {e}"}, "FAILED (store)")
+            return
+        with store:
+            for i, (problem, seed, method) in items:
+                key = {"problem_id": problem.id, "method": method, "seed": seed}
+                if time.monotonic() - t0 > budget_s:
+                    record(i, "skipped", key, "skipped (time guard)")
+                    continue
+                t1 = time.monotonic()
+                try:
+                    if problem.id not in forecasters:
+                        try:
+                            forecasters[problem.id] = forecaster_factory(records, problem.id)
+                        except Exception as e:  # noqa: BLE001 - kept, so later runs fail the same way
+                            forecasters[problem.id] = e
+                    fc = forecasters[problem.id]
+                    if isinstance(fc, Exception):
+                        raise RuntimeError(f"forecaster fit failed: {type(fc).__name__}: {fc}") from fc
+                    r = search_once(store, problem, executor, generator_factory(problem), fc, method, seed,
+                                    budget, k, m, max_seeds=max_seeds)
+                except Exception as e:  # noqa: BLE001 - one failed run must not stop the others
+                    rec = {**key, "budget": budget, "error": f"{type(e).__name__}: {e}",
+                           "wall_s": round(time.monotonic() - t1, 2)}
+                    record(i, "failed", rec, f"FAILED: {rec['error']}")
+                    continue
+                r["wall_s"] = round(time.monotonic() - t1, 2)
+                r["budget_exact"] = budget_exact(r)
+                record(i, "run", r, f"best {r['best_speedup']:.3f}x, {r['gpu_measurements']}/{budget} GPU "
+                                    f"measurements, {r['wall_s']:.1f} s")
+
+    try:
+        with tempfile.TemporaryDirectory(prefix="search_live_") as tmp:
+            if parallel == 1:
+                work(plan, Path(tmp) / "live.sqlite")
+            else:
+                groups: dict[str, list] = {}
+                for item in plan:
+                    groups.setdefault(item[1][0].id, []).append(item)
+                with ThreadPoolExecutor(max_workers=min(parallel, len(groups) or 1),
+                                        thread_name_prefix="search-live") as pool:
+                    futs = [pool.submit(work, items, Path(tmp) / f"live-{n}.sqlite")
+                            for n, items in enumerate(groups.values())]
+                    for f in futs:
+                        f.result()
+    finally:
+        bar.close()
+    by_kind: dict[str, list[dict[str, Any]]] = {"run": [], "skipped": [], "failed": []}
+    for i in sorted(outcome):
+        kind, rec = outcome[i]
+        by_kind[kind].append(rec)
+    return {"runs": by_kind["run"], "skipped": by_kind["skipped"], "failed": by_kind["failed"],
+            "seconds": round(time.monotonic() - t0, 1), "warm_up_s": warm_up_s, "parallel": parallel}
 
 
-def live_metrics(runs: list[dict[str, Any]], methods: Sequence[str] = METHODS) -> dict[str, dict[str, Any]]:
-    """`metrics` over the (problem, seed) pairs on which every method completed."""
+def live_metrics(runs: list[dict[str, Any]], methods: Sequence[str] = METHODS,
+                 tie_rel: float = 0.0) -> dict[str, dict[str, Any]]:
+    """`metrics` (with `tie_rel`) over the (problem, seed) pairs on which every method completed."""
     done: dict[tuple[str, int], set[str]] = {}
     for r in runs:
         done.setdefault((r["problem_id"], r["seed"]), set()).add(r["method"])
     full = {key for key, ms in done.items() if set(methods) <= ms}
-    return metrics([r for r in runs if (r["problem_id"], r["seed"]) in full])
+    return metrics([r for r in runs if (r["problem_id"], r["seed"]) in full], tie_rel=tie_rel)
+
+
+def live_tie_tolerance(gpu_key: str, results_dir: Path = RESULTS_DIR) -> tuple[float, dict[str, Any]]:
+    """The live tie tolerance: `dataset-<gpu_key>.json` metrics.repro_diff_pct_median / 100 (the
+    median relative speedup difference of candidates measured twice on that GPU type), else the
+    `TIE_FALLBACK_GPU` value. Returns (tie_rel, where it came from); (0.0, ...) when neither exists."""
+    tried = []
+    for key in dict.fromkeys((gpu_key, TIE_FALLBACK_GPU)):
+        path = results_dir / f"dataset-{key}.json"
+        value = (json.loads(path.read_text()).get("metrics", {}).get("repro_diff_pct_median")
+                 if path.exists() else None)
+        if value is not None:
+            note = "" if key == gpu_key else (f"{', '.join(tried)} has no repro_diff_pct_median; the {key} value "
+                                              "stands in")
+            return value / 100, {"file": f"benchmarks/results/{path.name}", "key": "metrics.repro_diff_pct_median",
+                                 "gpu": key, "value_pct": value, "note": note}
+        tried.append(path.name)
+    note = f"none of {', '.join(tried)} has metrics.repro_diff_pct_median; ties are strict"
+    return 0.0, {"file": None, "gpu": None, "note": note}
+
+
+def live_settings(live: dict[str, Any]) -> dict[str, Any]:
+    """The `LIVE_SETTINGS` of a live section (methods as a sorted list)."""
+    return {k: (sorted(live[k]) if k == "methods" else live.get(k)) for k in LIVE_SETTINGS}
+
+
+def check_live_settings(doc: dict[str, Any] | None, settings: dict[str, Any], replace: bool, where: str) -> None:
+    """Raise ConfigError when `doc` holds live runs taken with other settings (unless `replace`)."""
+    old = (doc or {}).get("live")
+    if replace or not old or not old.get("runs"):
+        return
+    theirs, ours = live_settings(old), live_settings(settings)
+    diff = [f"{k} {theirs[k]!r} (recorded) vs {ours[k]!r} (this call)" for k in LIVE_SETTINGS if theirs[k] != ours[k]]
+    if diff:
+        raise ConfigError(f"the live runs in {where} were taken with other settings: {'; '.join(diff)}. Run with "
+                          "the recorded settings to add runs, or pass --replace-live to discard the recorded "
+                          "live runs")
+
+
+def _run_key(r: dict[str, Any]) -> tuple[str, str, int]:
+    return (r["problem_id"], r["method"], r["seed"])
+
+
+def merge_live(doc: dict[str, Any], settings: dict[str, Any], call: dict[str, Any], out: dict[str, Any],
+               hardware, replace: bool = False, results_dir: Path = RESULTS_DIR) -> dict[str, Any]:
+    """Add one live call's runs (`out` from `run_live`) to `doc` (a results document, changed in place
+    and returned): a run with the same (problem, method, seed) as a recorded one replaces it, other
+    recorded runs stay. `settings` must match the recorded ones (see `check_live_settings`; `replace`
+    discards the recorded live section instead). `call` (provenance: commit, date, device, ...) is
+    appended to live.calls; `hardware` is the executor's Hardware record. metrics.live (tolerant
+    ties) and metrics.live_strict (tie_rel 0) are recomputed over all runs."""
+    check_live_settings(doc, settings, replace, "the results file")
+    old = {} if replace else (doc.get("live") or {})
+    calls = list(old.get("calls", []))
+    call_index = len(calls)
+    runs = {_run_key(r): r for r in old.get("runs", [])}
+    new = [{**{k_: r[k_] for k_ in RUN_KEYS}, "call": call_index} for r in out["runs"]]
+    replaced = sum(_run_key(r) in runs for r in new)
+    runs.update({_run_key(r): r for r in new})
+    problems = list(dict.fromkeys([*old.get("problems", []), *call["problems"]]))
+    order = {"problem": {p: i for i, p in enumerate(problems)}, "method": {x: i for i, x in enumerate(METHODS)}}
+    merged = sorted(runs.values(), key=lambda r: (r["seed"], order["problem"].get(r["problem_id"], len(problems)),
+                                                  order["method"].get(r["method"], len(METHODS)), r["method"]))
+    pending = [x for x in [*old.get("skipped", []), *out["skipped"], *old.get("failed", []), *out["failed"]]
+               if _run_key(x) not in runs]
+    calls.append({**call, "runs": len(new), "replaced": replaced, "skipped": len(out["skipped"]),
+                  "failed": len(out["failed"]), "hardware_fingerprint": hardware.fingerprint})
+    tie_rel, tie_source = live_tie_tolerance(hardware.key, results_dir)
+    live = {"mode": "live", **{k_: settings[k_] for k_ in LIVE_SETTINGS}, "hardware": hardware.to_dict(),
+            "hardware_fingerprint": hardware.fingerprint,
+            "hardware_fingerprints": sorted({c["hardware_fingerprint"] for c in calls}),
+            "problems": problems, "seeds": sorted({r["seed"] for r in merged}),
+            "gpu_measurements_used": sum(r["gpu_measurements"] for r in merged),
+            "budget_exact_all": all(r["budget_exact"] for r in merged), "completed": len(merged),
+            "tie_rel": tie_rel, "tie_rel_source": tie_source,
+            "skipped": [x for x in pending if "error" not in x],
+            "failed": [x for x in pending if "error" in x],
+            "date": call["date"], "commit": call["commit"], "calls": calls, "runs": merged}
+    if "unattributed" in old:
+        live["unattributed"] = old["unattributed"]
+    elif "seconds" in old and old.get("runs"):  # recorded before each call carried its own timing
+        live["unattributed"] = {"seconds": old["seconds"], "budget_s": old.get("budget_s"),
+                                "note": "wall clock recorded once for the calls listed before this key existed"}
+    methods = settings["methods"]
+    doc.setdefault("metrics", {})
+    doc["metrics"]["live"] = live_metrics(merged, methods, tie_rel)
+    doc["metrics"]["live_strict"] = live_metrics(merged, methods, 0.0)
+    doc["live"] = live
+    return doc
 
 
 def h100_factory(records, held_out: str):
@@ -243,58 +448,66 @@ def h100_factory(records, held_out: str):
     return LearnedForecaster().fit(records.problems, records.candidates, ms)
 
 
+def warm_h100_features(records) -> None:
+    """Compute the static features of every shipped H100 row once, so the per-problem fits that
+    run in parallel threads find them in the shared cache instead of each computing them."""
+    from workbench.forecast.features import feature_matrix
+    from workbench.forecast.learned import training_rows
+
+    ms = [x for x in records.measurements if x.hardware_key == "h100"]
+    feature_matrix([(p, c, h) for p, c, h, _ in training_rows(records.problems, records.candidates, ms)])
+
+
 def live_main(args) -> int:
-    """--live: measure on args.gpu, merge `metrics.live` into the replay results file."""
+    """--live: measure on args.gpu, add the runs to the live section of the results file."""
     from workbench.dataset.shipped import load_shipped
     from workbench.problems import get_problem
 
+    if args.parallel < 1 or args.seed_offset < 0 or args.seeds < 1:
+        raise ConfigError("--parallel and --seeds must be at least 1 and --seed-offset at least 0")
     records = load_shipped(args.data)
     problems = [get_problem(pid) for pid in (args.problems.split(",") if args.problems else LIVE_PROBLEMS)]
     factory = h100_factory if args.forecaster == "learned" else roofline_factory
     methods = args.methods.split(",") if args.methods else list(METHODS)
+    seeds = list(range(args.seed_offset, args.seed_offset + args.seeds))
+    settings = {"budget": args.budget, "k": args.k, "m": args.m, "max_seeds": args.max_seeds,
+                "forecaster": args.forecaster + (" (shipped h100 rows of the other problems)"
+                                                 if args.forecaster == "learned" else ""),
+                "generator": "mutation (zoo seeds)", "methods": methods}
     executor = live_executor(args.gpu)
     try:
-        out = run_live(records, problems, executor, list(range(args.seeds)), args.budget, factory, methods,
-                       k=args.k, m=args.m, max_seeds=args.max_seeds, budget_s=args.budget_s)
+        hw = executor.hardware
+        if hw.key == "cpu":  # interpreter timings are never merged into a GPU results file
+            base, doc = None, {"benchmark": "search", "gpu": "cpu", "metrics": {}}
+        else:
+            base = RESULTS_DIR / f"search-{hw.key}.json"
+            doc = (json.loads(base.read_text()) if base.exists()
+                   else {"benchmark": "search", "gpu": hw.key, "metrics": {}})
+            check_live_settings(doc, settings, args.replace_live, str(base))  # before any GPU time is spent
+        warm = (lambda: warm_h100_features(records)) if args.parallel > 1 and args.forecaster == "learned" else None
+        out = run_live(records, problems, executor, seeds, args.budget, factory, methods, k=args.k, m=args.m,
+                       max_seeds=args.max_seeds, budget_s=args.budget_s, parallel=args.parallel, warm_up=warm)
     finally:
         executor.close()
-    hw = executor.hardware
-    live = live_metrics(out["runs"], methods)
-    details = {"mode": "live", "device": args.gpu, "hardware": hw.to_dict(),
-               "hardware_fingerprint": hw.fingerprint, "problems": [p.id for p in problems],
-               "seeds": args.seeds, "budget": args.budget, "k": args.k, "m": args.m, "max_seeds": args.max_seeds,
-               "forecaster": args.forecaster + (" (shipped h100 rows of the other problems)"
-                                                if args.forecaster == "learned" else ""),
-               "generator": "mutation (zoo seeds)", "methods": methods,
-               "gpu_measurements_used": sum(r["gpu_measurements"] for r in out["runs"]),
-               "budget_exact_all": all(r["budget_exact"] for r in out["runs"]),
-               "seconds": out["seconds"], "budget_s": args.budget_s, "completed": len(out["runs"]),
-               "skipped": out["skipped"],
-               "runs": [{k_: r[k_] for k_ in ("problem_id", "method", "seed", "budget", "gpu_measurements",
-                                              "best_speedup", "considered", "finish_reason", "budget_exact",
-                                              "wall_s", "curve")} for r in out["runs"]]}
+    call = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "device": args.gpu,
+            "problems": [p.id for p in problems], "seeds": seeds, "parallel": args.parallel,
+            "budget_s": args.budget_s, "seconds": out["seconds"], "warm_up_s": out["warm_up_s"],
+            "gpu_measurements_used": sum(r["gpu_measurements"] for r in out["runs"])}
+    merge_live(doc, settings, call, out, hw, replace=args.replace_live)
+    if base is None:
+        doc.update(date=call["date"], commit=call["commit"])
     out_dir = Path(args.out) if args.out else None
-    if hw.key == "cpu":
-        # Interpreter timings are never merged into a GPU results file.
-        doc = {"benchmark": "search", "gpu": "cpu", "date": time.strftime("%Y-%m-%d"), "commit": commit(),
-               "metrics": {"live": live}, "live": details}
-        if out_dir is None:
-            print("--gpu cpu writes only to --out DIR; nothing written", file=sys.stderr)
-            print(json.dumps(live, indent=2))
-            return 0
-        targets = [out_dir / "search-cpu.json"]
-    else:
-        name = f"search-{hw.key}.json"
-        base = RESULTS_DIR / name
-        doc = json.loads(base.read_text()) if base.exists() else {"benchmark": "search", "gpu": hw.key, "metrics": {}}
-        doc["metrics"]["live"] = live
-        doc["live"] = {**details, "date": time.strftime("%Y-%m-%d"), "commit": commit()}
-        targets = [base] + ([out_dir / name] if out_dir else [])
+    name = f"search-{hw.key}.json"
+    targets = ([base] if base is not None else []) + ([out_dir / name] if out_dir else [])
+    if not targets:
+        print("--gpu cpu writes only to --out DIR; nothing written", file=sys.stderr)
     for t in targets:
         t.parent.mkdir(parents=True, exist_ok=True)
         t.write_text(json.dumps(doc, indent=2) + "\n")
         print(f"wrote {t}", file=sys.stderr)
-    print(json.dumps(live, indent=2))
+    for f in out["failed"]:
+        print(f"failed: {f['problem_id']} {f['method']} seed {f['seed']}: {f['error']}", file=sys.stderr)
+    print(json.dumps({k_: doc["metrics"][k_] for k_ in ("live", "live_strict")}, indent=2))
     return 0
 
 
@@ -318,9 +531,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-seeds", type=int, default=4, help="--live: zoo seeds measured at step 0")
     ap.add_argument("--budget-s", type=float, default=420.0,
                     help="--live: start no new run after this many seconds (wall clock)")
+    ap.add_argument("--parallel", type=int, default=1, help="--live: search up to N problems at once, one "
+                    "thread each, sharing the executor")
+    ap.add_argument("--seed-offset", type=int, default=0, help="--live: run seeds S..S+seeds-1 (add seeds to "
+                    "recorded runs)")
+    ap.add_argument("--replace-live", action="store_true", help="--live: discard the recorded live runs instead "
+                    "of adding to them (needed when the settings differ)")
     args = ap.parse_args(argv)
     if args.live:
-        return live_main(args)
+        try:
+            return live_main(args)
+        except WorkbenchError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
 
     from workbench.dataset.shipped import load_shipped
 
@@ -344,7 +567,9 @@ def main(argv: list[str] | None = None) -> int:
     if out.exists():  # a replay re-run keeps the live runs recorded in the same file
         old = json.loads(out.read_text())
         if "live" in old.get("metrics", {}):
-            doc["metrics"]["live"] = old["metrics"]["live"]
+            for key in ("live", "live_strict"):
+                if key in old["metrics"]:
+                    doc["metrics"][key] = old["metrics"][key]
             doc["live"] = old["live"]
     out.write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps(doc["metrics"], indent=2))

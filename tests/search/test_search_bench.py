@@ -81,7 +81,7 @@ def test_live_mode_on_cpu_writes_only_to_out_dir_with_exact_budgets(tmp_path):
     assert rc == 0
     assert {p.name: p.stat().st_mtime_ns for p in results.glob("*.json")} == before  # CPU never writes there
     doc = json.loads((out / "search-cpu.json").read_text())
-    assert doc["gpu"] == "cpu" and set(doc["metrics"]) == {"live"}
+    assert doc["gpu"] == "cpu" and set(doc["metrics"]) == {"live", "live_strict"}
     live, det = doc["metrics"]["live"], doc["live"]
     assert set(live) == {"measure_all", "screen_topk"}
     for m in live.values():
