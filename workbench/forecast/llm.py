@@ -26,6 +26,23 @@ from workbench.llm import ChatClient, ChatResult, LLMError, LLMRequestError
 from workbench.records import Candidate, Forecast, Hardware, Problem
 
 
+def check_batch_args(items: Sequence[tuple[Problem, Candidate]], relative_to: str,
+                     parents: Sequence[Candidate | None] | None) -> list[Candidate | None]:
+    """The parents of a `forecast_batch` call, one per item (None where absent), after checking
+    the call: one parent per item, a known `relative_to`, and a parent for every item when
+    forecasting relative to the parent. Raises ConfigError saying what to pass otherwise.
+    Shared by every prompted forecaster's `forecast_batch`."""
+    out = list(parents) if parents is not None else [None] * len(items)
+    if len(out) != len(items):
+        raise ConfigError(f"{len(items)} items but {len(out)} parents: pass one "
+                          "parent (or None) per item")
+    if relative_to not in RELATIVE_TO:
+        raise ConfigError(f"relative_to must be one of {RELATIVE_TO}, got {relative_to!r}")
+    if relative_to == "parent" and any(p is None for p in out):
+        raise ConfigError("relative_to='parent' needs a parent for every item: pass parents=")
+    return out
+
+
 class PromptedForecaster(Forecaster):
     """Shared machinery of forecasters driven by the prompt templates: build the prompt,
     look up the cache, ask the model (`_ask`), store the answer.
@@ -143,14 +160,7 @@ class LLMForecaster(PromptedForecaster):
                        relative_to: str = "reference",
                        parents: Sequence[Candidate | None] | None = None) -> list[Forecast]:
         """Forecasts for many items, concurrently, in input order; never raises per item."""
-        parents = list(parents) if parents is not None else [None] * len(items)
-        if len(parents) != len(items):
-            raise ConfigError(f"{len(items)} items but {len(parents)} parents: pass one "
-                              "parent (or None) per item")
-        if relative_to not in RELATIVE_TO:
-            raise ConfigError(f"relative_to must be one of {RELATIVE_TO}, got {relative_to!r}")
-        if relative_to == "parent" and any(p is None for p in parents):
-            raise ConfigError("relative_to='parent' needs a parent for every item: pass parents=")
+        parents = check_batch_args(items, relative_to, parents)
 
         def one(i: int) -> Forecast:
             (problem, cand), parent = items[i], parents[i]
