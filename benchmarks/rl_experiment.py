@@ -14,12 +14,18 @@ uniform forecast, as everywhere in the workbench. Writes benchmarks/results/rl-<
     {"benchmark": "rl", "gpu": "cpu" | <CUDA device name>, "date", "commit", "command",
      "settings", "data", "metrics": {"correctness": {"ece_before", "ece_after", ...}, ...}}
 
-The "before" numbers are the same base model for every reward (computed once).
+The "before" numbers are the same base model for every reward (computed once); they are also
+kept in a top-level "before" object. The JSON is written after the "before" evaluation and again
+after each reward, so a run stopped by a time limit keeps every finished reward; `--resume`
+continues such a run: when the --out file's settings and data fingerprint equal this run's, its
+"before" metrics are reused and the rewards already in it are skipped (their rows kept).
+Per-phase wall times (load, eval, train per reward) are printed and stored under "timings_s".
 """
 from __future__ import annotations
 
 import argparse
 import copy
+import hashlib
 import json
 import math
 import shlex
@@ -33,6 +39,7 @@ from tqdm import tqdm
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from workbench.errors import ConfigError  # noqa: E402
 from workbench.evaluate.crossval import score  # noqa: E402
 from workbench.forecast.prompts import PromptSet  # noqa: E402
 from workbench.rl import data  # noqa: E402
@@ -60,14 +67,30 @@ def _clean(x):
 
 
 def evaluate_model(model, tokenizer, rows, args, name: str) -> dict[str, float]:
-    """Greedy forecasts of `rows` by `model` and their metrics (+ parse_rate)."""
+    """Greedy forecasts of `rows` by `model` and their metrics (+ parse_rate).
+
+    Rows are grouped by hardware key and each group goes through `forecast_batch` in batches
+    of `args.eval_batch` prompts; forecasts are put back in row order before scoring.
+    """
     from workbench.forecast.local import LocalTransformersForecaster
 
     fc = LocalTransformersForecaster.from_model(
         model, tokenizer, name=name, device=args.device, prompt=PromptSet.load(args.prompt),
-        max_new_tokens=args.max_completion_tokens, max_source_chars=args.max_source_chars)
-    forecasts = [fc.forecast(p, c, data.hardware_of(m))
-                 for p, c, m in tqdm(rows, desc=f"eval {name}", unit="row")]
+        max_new_tokens=args.max_completion_tokens, max_source_chars=args.max_source_chars,
+        batch_size=args.eval_batch)
+    by_hw: dict[str, list[int]] = {}
+    for i, (_, _, m) in enumerate(rows):
+        by_hw.setdefault(data.hardware_of(m).key, []).append(i)
+    forecasts: list = [None] * len(rows)
+    with tqdm(total=len(rows), desc=f"eval {name}", unit="row") as bar:
+        for idx in by_hw.values():
+            hw = data.hardware_of(rows[idx[0]][2])
+            for lo in range(0, len(idx), args.eval_batch):
+                part = idx[lo:lo + args.eval_batch]
+                got = fc.forecast_batch([(rows[i][0], rows[i][1]) for i in part], hw)
+                for i, f in zip(part, got):
+                    forecasts[i] = f
+                bar.update(len(part))
     y = np.asarray([m.bin for _, _, m in rows], dtype=int)
     sp = np.asarray([m.speedup for _, _, m in rows], dtype=float)
     groups = np.asarray([p.id for p, _, _ in rows])
@@ -75,6 +98,63 @@ def evaluate_model(model, tokenizer, rows, args, name: str) -> dict[str, float]:
     out = {k: float(s.get(v, float("nan"))) for k, v in METRICS.items()}
     out["parse_rate"] = 1.0 - s["n_abstained"] / s["n"]
     return out
+
+
+def metric_row(before: dict[str, float], after: dict[str, float]) -> dict[str, float]:
+    """One reward's row of the results JSON: `<metric>_before` and `<metric>_after` keys."""
+    row = {}
+    for k in list(METRICS) + ["parse_rate"]:
+        row[f"{k}_before"] = before[k]
+        row[f"{k}_after"] = after[k]
+    return row
+
+
+def fingerprint(*id_lists: list[str]) -> str:
+    """sha256 (16 hex digits) of ordered id lists: the same rows in the same order, same value."""
+    h = hashlib.sha256()
+    for ids in id_lists:
+        h.update("\n".join(ids).encode())
+        h.update(b"\x00")
+    return h.hexdigest()[:16]
+
+
+def resume_state(previous: dict | None, settings: dict, data_info: dict, model: str
+                 ) -> tuple[dict[str, float] | None, dict[str, dict]]:
+    """(before metrics, finished reward rows) to reuse from a previous results JSON.
+
+    `previous` None (no file): nothing to reuse. Otherwise its "settings", "data" and "model"
+    must equal this run's (else ConfigError: a resumed run must measure the same thing).
+    The "before" metrics come from its top-level "before" object or, for files written before
+    that key existed, from the `<metric>_before` keys of any finished reward row.
+    """
+    if previous is None:
+        return None, {}
+    for key, mine in (("settings", settings), ("data", data_info), ("model", model)):
+        theirs = previous.get(key)
+        if theirs != mine:
+            diff = (sorted(k for k in set(mine) | set(theirs or {})
+                           if (theirs or {}).get(k) != mine.get(k))
+                    if isinstance(mine, dict) else f"{theirs!r} vs {mine!r}")
+            raise ConfigError(f"--resume: the results file differs from this run in {key} "
+                              f"({diff}); rerun with the same settings, or drop --resume / "
+                              "pass another --out to start afresh")
+    metrics = {r: dict(row) for r, row in (previous.get("metrics") or {}).items()}
+    before = previous.get("before")
+    if before is None and metrics:
+        row = next(iter(metrics.values()))
+        before = {k[:-len("_before")]: v for k, v in row.items() if k.endswith("_before")}
+    if before is not None:
+        before = {k: (float("nan") if v is None else float(v)) for k, v in before.items()}
+    return before, metrics
+
+
+def write_results(path: Path, doc: dict) -> None:
+    """Write the results JSON atomically (a temp file renamed over `path`): a run killed while
+    writing leaves the previous complete file, never a truncated one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(_clean(doc), indent=2) + "\n")
+    tmp.replace(path)
 
 
 def _train_summary(log: list[dict]) -> dict[str, float]:
@@ -104,6 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train-rows", type=int, default=None)
     ap.add_argument("--eval-rows", type=int, default=100)
     ap.add_argument("--eval-per-problem", type=int, default=None)
+    ap.add_argument("--eval-batch", type=int, default=16,
+                    help="prompts per generate call when scoring (default 16)")
     ap.add_argument("--gpu", default="h100", help="GPU key of the shipped measurements")
     ap.add_argument("--folds", type=int, default=5)
     ap.add_argument("--seed", type=int, default=0)
@@ -112,7 +194,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: torch default)")
     ap.add_argument("--work", default=None, help="directory for adapters (default: a temp dir)")
     ap.add_argument("--out", default=None, help="results JSON (default results/rl-<where>.json)")
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse the --out file's 'before' metrics and finished rewards when its "
+                         "settings and data match this run's")
     args = ap.parse_args(argv)
+    if args.eval_batch < 1:
+        ap.error("--eval-batch must be at least 1")
 
     import torch
 
@@ -142,13 +229,61 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(ds)} training prompts ({len({r[0].id for r in train_rows})} problems); "
           f"{len(eval_rows)} held-out rows ({len({r[0].id for r in eval_rows})} problems)")
 
-    base, tok = load_model(args.model, args.gguf_file, args.device)
+    model_name = f"{Path(args.model).name}/{args.gguf_file}" if args.gguf_file else args.model
+    settings = {k: getattr(args, k) for k in (
+        "steps", "prompts_per_step", "generations", "max_completion_tokens",
+        "max_source_chars", "prompt", "seed", "lr", "lora_rank", "folds", "gpu",
+        "train_rows", "eval_rows", "eval_per_problem")}
+    data_info = {"train_prompts": len(ds), "train_problems": len({r[0].id for r in train_rows}),
+                 "heldout_problems_total": len({r[0].id for r in held}),
+                 "eval_rows": len(eval_rows), "eval_problems": len({r[0].id for r in eval_rows}),
+                 "fingerprint": fingerprint([f"{r[0].id}/{r[1].id}" for r in train_rows],
+                                            [f"{r[0].id}/{r[1].id}" for r in eval_rows])}
+    previous = None
+    if args.resume and out_path.is_file():
+        previous = json.loads(out_path.read_text())
+    try:
+        before, metrics = resume_state(previous, settings, data_info, model_name)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    timings: dict = dict((previous or {}).get("timings_s") or {})
+    timings.setdefault("train", {})
+    timings.setdefault("eval_after", {})
+    if metrics:
+        print(f"resuming {out_path}: rewards done: {', '.join(metrics)}")
+
+    def save() -> None:
+        doc = {
+            "benchmark": "rl", "gpu": where, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+            "commit": commit(),
+            "command": "PYTHONPATH=. python benchmarks/rl_experiment.py "
+                       + shlex.join(argv if argv is not None else sys.argv[1:]),
+            "model": model_name, "settings": settings, "data": data_info,
+            "eval_seconds_per_pass": timings.get("eval_before"),
+            "total_seconds": round(time.time() - t_start, 1),
+            "timings_s": timings, "before": before, "metrics": metrics,
+        }
+        write_results(out_path, doc)
+
+    todo = [r for r in rewards if r not in metrics]
+    if not todo and before is not None:
+        print(f"nothing to do: {out_path} has every reward ({', '.join(rewards)})")
+        return 0
     t0 = time.time()
-    before = evaluate_model(base, tok, eval_rows, args, "base")
-    eval_s = time.time() - t0
-    print("before:", json.dumps(before))
-    metrics: dict[str, dict] = {}
-    for reward in rewards:
+    base, tok = load_model(args.model, args.gguf_file, args.device)
+    timings["load"] = round(time.time() - t0, 1)
+    print(f"[time] load model: {timings['load']} s")
+    if before is None:
+        t0 = time.time()
+        before = evaluate_model(base, tok, eval_rows, args, "base")
+        timings["eval_before"] = round(time.time() - t0, 1)
+        print(f"[time] eval before: {timings['eval_before']} s")
+        save()
+    else:
+        print("before (reused):", json.dumps(_clean(before)))
+    print("before:", json.dumps(_clean(before)))
+    for reward in todo:
         cfg = TrainConfig(model=args.model, gguf_file=args.gguf_file, out=str(work / reward),
                           reward=reward, steps=args.steps, prompts_per_step=args.prompts_per_step,
                           generations=args.generations,
@@ -157,35 +292,19 @@ def main(argv: list[str] | None = None) -> int:
                           device=args.device, save_steps=max(1, args.steps))
         t0 = time.time()
         result = train(cfg, ds, model=copy.deepcopy(base), tokenizer=tok)
-        train_s = time.time() - t0
+        train_s = round(time.time() - t0, 1)
+        t0 = time.time()
         after = evaluate_model(result.model, tok, eval_rows, args, f"grpo-{reward}")
-        row = {}
-        for k in list(METRICS) + ["parse_rate"]:
-            row[f"{k}_before"] = before[k]
-            row[f"{k}_after"] = after[k]
-        row.update(_train_summary(result.log_history), train_seconds=round(train_s, 1))
+        eval_s = round(time.time() - t0, 1)
+        timings["train"][reward], timings["eval_after"][reward] = train_s, eval_s
+        print(f"[time] {reward}: train {train_s} s, eval {eval_s} s")
+        row = metric_row(before, after)
+        row.update(_train_summary(result.log_history), train_seconds=train_s)
         metrics[reward] = row
         print(reward, json.dumps(_clean(row)))
+        save()
         del result
-
-    doc = {
-        "benchmark": "rl", "gpu": where, "date": time.strftime("%Y-%m-%d", time.gmtime()),
-        "commit": commit(),
-        "command": "PYTHONPATH=. python benchmarks/rl_experiment.py " + shlex.join(argv or sys.argv[1:]),
-        "model": f"{Path(args.model).name}/{args.gguf_file}" if args.gguf_file else args.model,
-        "settings": {k: getattr(args, k) for k in (
-            "steps", "prompts_per_step", "generations", "max_completion_tokens",
-            "max_source_chars", "prompt", "seed", "lr", "lora_rank", "folds", "gpu")},
-        "data": {"train_prompts": len(ds), "train_problems": len({r[0].id for r in train_rows}),
-                 "heldout_problems_total": len({r[0].id for r in held}),
-                 "eval_rows": len(eval_rows), "eval_problems": len({r[0].id for r in eval_rows})},
-        "eval_seconds_per_pass": round(eval_s, 1),
-        "total_seconds": round(time.time() - t_start, 1),
-        "metrics": metrics,
-    }
-    out_path.parent.mkdir(parents=True, exist_ok=True)
-    out_path.write_text(json.dumps(_clean(doc), indent=2) + "\n")
-    print(f"wrote {out_path}")
+    print(f"wrote {out_path} ({time.time() - t_start:.1f} s)")
     return 0
 
 
