@@ -116,3 +116,198 @@ def test_budget_exact_and_live_metrics_use_complete_problem_seed_pairs():
     met = bench.live_metrics(runs, ["measure_all", "screen_topk"])
     assert met["measure_all"]["runs"] == 1 and met["screen_topk"]["runs"] == 1
     assert met["screen_topk"]["final_best_speedup_median"] == 2.0
+
+
+# --------------------------------------------------------------------------- live: parallel, merge, ties
+def _replay_live(rs, parallel, seeds=(0, 1), budget=8, **kw):
+    """run_live on synthetic pools answered by a CacheExecutor (deterministic, no GPU)."""
+    from workbench.execution.executors import CacheExecutor
+    from workbench.search import ReplayGenerator
+
+    ex = CacheExecutor(rs.measurements, "h100")
+    by_pid = {p.id: [c for c in rs.candidates if c.problem_id == p.id] for p in rs.problems}
+    fits: list[str] = []
+
+    def factory(records, pid):
+        fits.append(pid)
+        return NoisyOracleForecaster(records.measurements)
+
+    out = bench.run_live(rs, rs.problems, ex, list(seeds), budget, kw.pop("factory", factory),
+                         methods=["measure_all", "screen_topk"], k=2, m=2, max_seeds=2, progress=False,
+                         parallel=parallel, generator_factory=lambda p: ReplayGenerator(by_pid[p.id], ex.candidate_ids),
+                         **kw)
+    return out, fits
+
+
+def test_parallel_live_gives_the_serial_results_in_plan_order():
+    rs = _records(2)
+    serial, fits1 = _replay_live(rs, parallel=1)
+    par, fits2 = _replay_live(rs, parallel=2)
+    assert serial["skipped"] == par["skipped"] == [] and serial["failed"] == par["failed"] == []
+    keys = [(r["seed"], r["problem_id"], r["method"]) for r in par["runs"]]
+    assert keys == [(s, p.id, m) for s in (0, 1) for p in rs.problems for m in ("measure_all", "screen_topk")]
+    assert len(par["runs"]) == 8 and par["parallel"] == 2
+    for a, b in zip(serial["runs"], par["runs"]):
+        for key in ("problem_id", "method", "seed", "best_speedup", "gpu_measurements", "considered", "curve",
+                    "finish_reason"):
+            assert a[key] == b[key], key
+        assert b["budget_exact"] and b["gpu_measurements"] == 8
+    # one fit per problem in either mode
+    assert sorted(fits1) == sorted(fits2) == sorted(p.id for p in rs.problems)
+
+
+def test_parallel_live_records_a_failing_problem_and_keeps_the_others():
+    rs = _records(2)
+    bad = rs.problems[0].id
+
+    def factory(records, pid):
+        if pid == bad:
+            raise ValueError("no rows")
+        return NoisyOracleForecaster(records.measurements)
+
+    out, _ = _replay_live(rs, parallel=2, factory=factory)
+    assert {r["problem_id"] for r in out["runs"]} == {rs.problems[1].id} and len(out["runs"]) == 4
+    assert len(out["failed"]) == 4 and all(f["problem_id"] == bad for f in out["failed"])
+    assert all("forecaster fit failed: ValueError: no rows" in f["error"] for f in out["failed"])
+
+
+def test_time_guard_applies_to_every_thread():
+    out, fits = _replay_live(_records(2), parallel=2, budget_s=0.0)
+    assert out["runs"] == [] and out["failed"] == [] and fits == []
+    assert len(out["skipped"]) == 8
+
+
+def test_metrics_tie_tolerance_on_a_hand_made_case():
+    def r(method, best, curve):
+        return {"problem_id": "P", "method": method, "seed": 0, "budget": 10, "best_speedup": best,
+                "gpu_measurements": 10, "considered": 10, "curve": curve}
+    # screen_topk ends 0.5% below measure_all; it reaches 1.990 after 3 measurements
+    results = [r("measure_all", 2.0, [(4, 1.5), (9, 2.0)]), r("screen_topk", 1.99, [(3, 1.99)])]
+    strict, tolerant = bench.metrics(results), bench.metrics(results, tie_rel=0.01)
+    assert strict["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
+    assert strict["screen_topk"]["budget_fraction_to_match_median"] is None  # never reaches 2.0
+    assert tolerant["screen_topk"]["win_or_tie_rate_equal_budget"] == 1.0
+    assert tolerant["screen_topk"]["budget_fraction_to_match_median"] == pytest.approx(0.3)
+    assert tolerant["measure_all"]["budget_fraction_to_match_median"] == pytest.approx(0.9)
+    # 1.5% below is a loss at 1%
+    assert bench.metrics([results[0], r("screen_topk", 1.97, [(3, 1.97)])],
+                         tie_rel=0.01)["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
+    with pytest.raises(bench.ConfigError):
+        bench.metrics(results, tie_rel=-0.1)
+
+
+def _live_run(pid, method, seed, best):
+    return {"problem_id": pid, "method": method, "seed": seed, "budget": 4, "gpu_measurements": 4,
+            "best_speedup": best, "considered": 8, "finish_reason": "budget spent", "budget_exact": True,
+            "wall_s": 1.0, "curve": [(4, best)]}
+
+
+_SETTINGS = {"budget": 4, "k": 2, "m": 2, "max_seeds": 1, "forecaster": "roofline", "generator": "mutation (zoo seeds)",
+             "methods": ["measure_all", "screen_topk"]}
+
+
+def _call(seeds, commit="abc"):
+    return {"commit": commit, "date": "2026-11-23", "device": "cuda:0", "problems": ["P"], "seeds": seeds}
+
+
+def test_tie_tolerance_prefers_the_gpu_own_repeat_and_falls_back_to_h200(tmp_path):
+    (tmp_path / "dataset-h200.json").write_text(json.dumps({"metrics": {"repro_diff_pct_median": 1.5}}))
+    (tmp_path / "dataset-h100.json").write_text(json.dumps({"metrics": {"rows": 3}}))
+    tie, src = bench.live_tie_tolerance("h100", tmp_path)
+    assert tie == pytest.approx(0.015) and src["gpu"] == "h200" and "dataset-h100.json" in src["note"]
+    (tmp_path / "dataset-h100.json").write_text(json.dumps({"metrics": {"repro_diff_pct_median": 0.5}}))
+    tie, src = bench.live_tie_tolerance("h100", tmp_path)
+    assert tie == pytest.approx(0.005) and src["gpu"] == "h100" and src["file"].endswith("dataset-h100.json")
+    assert bench.live_tie_tolerance("a100", tmp_path / "none")[0] == 0.0
+
+
+def test_merge_adds_runs_replaces_same_key_and_reports_strict_and_tolerant(tmp_path):
+    from workbench.records import Hardware
+
+    (tmp_path / "dataset-h200.json").write_text(json.dumps({"metrics": {"repro_diff_pct_median": 1.0}}))
+    hw = Hardware(key="h100", name="H100")
+    doc = {"benchmark": "search", "gpu": "h100", "metrics": {"measure_all": {"runs": 60}}}
+    first = {"runs": [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 1.99)],
+             "skipped": [{"problem_id": "P", "method": "measure_all", "seed": 1}], "failed": []}
+    bench.merge_live(doc, _SETTINGS, _call([0]), first, hw, results_dir=tmp_path)
+    assert doc["metrics"]["measure_all"] == {"runs": 60}  # replay metrics untouched
+    assert doc["metrics"]["live_strict"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
+    assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 1.0
+    assert doc["live"]["tie_rel"] == pytest.approx(0.01) and doc["live"]["tie_rel_source"]["gpu"] == "h200"
+    assert len(doc["live"]["skipped"]) == 1
+    # second call: seed 1 added, and seed 0's screen_topk measured again (replaces the recorded run)
+    second = {"runs": [_live_run("P", "measure_all", 1, 1.0), _live_run("P", "screen_topk", 1, 1.2),
+                       _live_run("P", "screen_topk", 0, 1.5)], "skipped": [], "failed": []}
+    bench.merge_live(doc, dict(_SETTINGS, methods=["screen_topk", "measure_all"]), _call([0, 1], "def"), second, hw,
+                     results_dir=tmp_path)
+    live = doc["live"]
+    assert [(r["seed"], r["method"]) for r in live["runs"]] == [(0, "measure_all"), (0, "screen_topk"),
+                                                                 (1, "measure_all"), (1, "screen_topk")]
+    assert next(r for r in live["runs"] if r["seed"] == 0 and r["method"] == "screen_topk")["best_speedup"] == 1.5
+    assert [c["runs"] for c in live["calls"]] == [2, 3] and [c["replaced"] for c in live["calls"]] == [0, 1]
+    assert [r["call"] for r in live["runs"]] == [0, 1, 1, 1]
+    assert live["seeds"] == [0, 1] and live["skipped"] == [] and live["completed"] == 4
+    assert live["gpu_measurements_used"] == 16 and live["commit"] == "def"
+    assert doc["metrics"]["live"]["screen_topk"]["runs"] == 2
+    assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5  # 1.5 < 2.0, 1.2 > 1.0
+
+
+def test_merge_refuses_other_settings_unless_replace_live(tmp_path):
+    from workbench.records import Hardware
+
+    hw = Hardware(key="h100", name="H100")
+    doc = {"metrics": {}}
+    one = {"runs": [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 2.1)],
+           "skipped": [], "failed": []}
+    bench.merge_live(doc, _SETTINGS, _call([0]), one, hw, results_dir=tmp_path)
+    with pytest.raises(bench.ConfigError, match="budget 4 .*vs 8.*--replace-live"):
+        bench.merge_live(doc, dict(_SETTINGS, budget=8), _call([1]), one, hw, results_dir=tmp_path)
+    assert len(doc["live"]["calls"]) == 1
+    bench.merge_live(doc, dict(_SETTINGS, budget=8), _call([0]), one, hw, replace=True, results_dir=tmp_path)
+    assert doc["live"]["budget"] == 8 and len(doc["live"]["calls"]) == 1 and len(doc["live"]["runs"]) == 2
+
+
+def test_live_cli_refuses_mismatched_settings_before_measuring(tmp_path, monkeypatch):
+    from workbench.records import Hardware
+
+    class FakeGPU:
+        hardware = Hardware(key="h100", name="H100")
+
+        def close(self):
+            pass
+
+    results = tmp_path / "results"
+    results.mkdir()
+    doc = {"benchmark": "search", "gpu": "h100", "metrics": {},
+           "live": {**_SETTINGS, "budget": 12, "runs": [_live_run("P", "measure_all", 0, 1.0)]}}
+    (results / "search-h100.json").write_text(json.dumps(doc))
+    before = (results / "search-h100.json").read_text()
+    monkeypatch.setattr(bench, "RESULTS_DIR", results)
+    monkeypatch.setattr(bench, "live_executor", lambda gpu: FakeGPU())
+
+    def must_not_run(*a, **kw):
+        raise AssertionError("measured despite mismatched settings")
+
+    monkeypatch.setattr(bench, "run_live", must_not_run)
+    rc = bench.main(["--live", "--gpu", "cuda:0", "--budget", "4", "--k", "2", "--m", "2", "--max-seeds", "1",
+                     "--forecaster", "roofline", "--methods", "measure_all,screen_topk", "--seeds", "1"])
+    assert rc == 2
+    assert (results / "search-h100.json").read_text() == before
+
+
+def test_parallel_live_on_cpu_covers_the_plan_with_exact_budgets(tmp_path):
+    """--live --parallel 2 on the CPU interpreter: two problems searched at once, sharing one
+    executor; timings are real (so not compared), coverage and budget accounting are."""
+    out = tmp_path / "live"
+    rc = bench.main(["--live", "--gpu", "cpu", "--problems", "L1/01_softmax,L1/02_relu", "--seeds", "1",
+                     "--seed-offset", "3", "--budget", "2", "--max-seeds", "1", "--k", "1", "--m", "2",
+                     "--methods", "measure_all,screen_topk", "--forecaster", "roofline", "--parallel", "2",
+                     "--out", str(out)])
+    assert rc == 0
+    det = json.loads((out / "search-cpu.json").read_text())["live"]
+    assert [(r["problem_id"], r["method"], r["seed"]) for r in det["runs"]] == [
+        (p, m, 3) for p in ("L1/01_softmax", "L1/02_relu") for m in ("measure_all", "screen_topk")]
+    assert det["skipped"] == [] and det["failed"] == [] and det["seeds"] == [3]
+    assert det["calls"][0]["parallel"] == 2 and det["calls"][0]["seeds"] == [3]
+    assert all(r["budget_exact"] for r in det["runs"])
+    assert det["gpu_measurements_used"] == sum(r["gpu_measurements"] for r in det["runs"]) > 0
