@@ -46,6 +46,8 @@ when that GPU type has none, the h200 value stands in). `live.tie_rel` and `live
 record the value and its file. Both are reported, over the problem x seed pairs on which every
 method completed, recomputed over all recorded runs at each call: `metrics.live` with tie_rel
 (the tolerant metrics) and `metrics.live_strict` with tie_rel = 0, with the same keys.
+`--rescore-live` (no GPU) recomputes both from the recorded runs, e.g. once the GPU type's own
+repeat value has been recorded.
 """
 from __future__ import annotations
 
@@ -416,14 +418,12 @@ def merge_live(doc: dict[str, Any], settings: dict[str, Any], call: dict[str, An
                if _run_key(x) not in runs]
     calls.append({**call, "runs": len(new), "replaced": replaced, "skipped": len(out["skipped"]),
                   "failed": len(out["failed"]), "hardware_fingerprint": hardware.fingerprint})
-    tie_rel, tie_source = live_tie_tolerance(hardware.key, results_dir)
     live = {"mode": "live", **{k_: settings[k_] for k_ in LIVE_SETTINGS}, "hardware": hardware.to_dict(),
             "hardware_fingerprint": hardware.fingerprint,
             "hardware_fingerprints": sorted({c["hardware_fingerprint"] for c in calls}),
             "problems": problems, "seeds": sorted({r["seed"] for r in merged}),
             "gpu_measurements_used": sum(r["gpu_measurements"] for r in merged),
             "budget_exact_all": all(r["budget_exact"] for r in merged), "completed": len(merged),
-            "tie_rel": tie_rel, "tie_rel_source": tie_source,
             "skipped": [x for x in pending if "error" not in x],
             "failed": [x for x in pending if "error" in x],
             "date": call["date"], "commit": call["commit"], "calls": calls, "runs": merged}
@@ -432,11 +432,18 @@ def merge_live(doc: dict[str, Any], settings: dict[str, Any], call: dict[str, An
     elif "seconds" in old and old.get("runs"):  # recorded before each call carried its own timing
         live["unattributed"] = {"seconds": old["seconds"], "budget_s": old.get("budget_s"),
                                 "note": "wall clock recorded once for the calls listed before this key existed"}
-    methods = settings["methods"]
-    doc.setdefault("metrics", {})
-    doc["metrics"]["live"] = live_metrics(merged, methods, tie_rel)
-    doc["metrics"]["live_strict"] = live_metrics(merged, methods, 0.0)
     doc["live"] = live
+    return score_live(doc, hardware.key, results_dir)
+
+
+def score_live(doc: dict[str, Any], gpu_key: str, results_dir: Path = RESULTS_DIR) -> dict[str, Any]:
+    """Set live.tie_rel / live.tie_rel_source from the dataset results now on disk and recompute
+    metrics.live (tolerant) and metrics.live_strict over all recorded live runs; returns `doc`."""
+    live = doc["live"]
+    live["tie_rel"], live["tie_rel_source"] = live_tie_tolerance(gpu_key, results_dir)
+    doc.setdefault("metrics", {})
+    doc["metrics"]["live"] = live_metrics(live["runs"], live["methods"], live["tie_rel"])
+    doc["metrics"]["live_strict"] = live_metrics(live["runs"], live["methods"], 0.0)
     return doc
 
 
@@ -537,7 +544,18 @@ def main(argv: list[str] | None = None) -> int:
                     "recorded runs)")
     ap.add_argument("--replace-live", action="store_true", help="--live: discard the recorded live runs instead "
                     "of adding to them (needed when the settings differ)")
+    ap.add_argument("--rescore-live", action="store_true", help="measure nothing: recompute the tie tolerance "
+                    "and metrics.live / live_strict of the live runs recorded in search-<--gpu>.json")
     args = ap.parse_args(argv)
+    if args.rescore_live:
+        path = Path(args.out) if args.out else RESULTS_DIR / f"search-{args.gpu}.json"
+        doc = json.loads(path.read_text()) if path.exists() else {}
+        if not doc.get("live", {}).get("runs"):
+            print(f"error: no live runs recorded in {path}; run --live first", file=sys.stderr)
+            return 2
+        path.write_text(json.dumps(score_live(doc, args.gpu), indent=2) + "\n")
+        print(json.dumps({k_: doc["metrics"][k_] for k_ in ("live", "live_strict")}, indent=2))
+        return 0
     if args.live:
         try:
             return live_main(args)

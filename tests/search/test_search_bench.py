@@ -311,3 +311,17 @@ def test_parallel_live_on_cpu_covers_the_plan_with_exact_budgets(tmp_path):
     assert det["calls"][0]["parallel"] == 2 and det["calls"][0]["seeds"] == [3]
     assert all(r["budget_exact"] for r in det["runs"])
     assert det["gpu_measurements_used"] == sum(r["gpu_measurements"] for r in det["runs"]) > 0
+
+
+def test_rescore_live_recomputes_tolerance_and_both_metrics_without_measuring(tmp_path):
+    path = tmp_path / "search-h100.json"
+    runs = [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 1.999)]
+    path.write_text(json.dumps({"metrics": {"live": {"stale": True}}, "live": {**_SETTINGS, "runs": runs}}))
+    assert bench.main(["--rescore-live", "--gpu", "h100", "--out", str(path)]) == 0
+    doc = json.loads(path.read_text())
+    tie, src = bench.live_tie_tolerance("h100")
+    assert doc["live"]["tie_rel"] == tie and doc["live"]["tie_rel_source"] == src
+    assert doc["metrics"]["live_strict"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
+    expected = 1.0 if tie >= 0.0005 else 0.0  # 1.999 is 0.05% below 2.0
+    assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == expected
+    assert bench.main(["--rescore-live", "--gpu", "h100", "--out", str(tmp_path / "none.json")]) == 2
