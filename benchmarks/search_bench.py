@@ -528,10 +528,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--m", type=int, default=4)
     ap.add_argument("--forecaster", choices=("learned", "roofline"), default="learned")
     ap.add_argument("--max-problems", type=int, default=None)
-    ap.add_argument("--out", default=None, help="default benchmarks/results/search-<gpu>.json; with --live "
-                    "a directory that gets a copy (the only output of a --gpu cpu run)")
+    ap.add_argument("--out", default=None, help="default benchmarks/results/search-<gpu>.json (also the file "
+                    "--rescore-live rewrites); with --live a directory that gets a copy (the only output of a "
+                    "--gpu cpu run)")
     ap.add_argument("--live", action="store_true", help="measure on --gpu cuda:N (or cpu, smoke test only) with "
-                    "mutation candidates; merges metrics.live into benchmarks/results/search-<gpu type>.json")
+                    "mutation candidates; adds its runs to the live runs in benchmarks/results/search-<gpu type>.json")
     ap.add_argument("--problems", default=None, help="--live: comma-separated ids (default "
                     + ",".join(LIVE_PROBLEMS) + ")")
     ap.add_argument("--methods", default=None, help="--live: comma-separated subset of the methods")
