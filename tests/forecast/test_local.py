@@ -88,3 +88,124 @@ def test_bad_adapter_or_model_path_is_a_config_error(tmp_path):
         _load_adapter(object(), tmp_path)
     with pytest.raises(ConfigError, match="cannot load model"):
         LocalTransformersForecaster(tmp_path)
+
+
+# --- forecast_batch -------------------------------------------------------------------------
+# A short template keeps the prompts small enough for CPU; the candidates differ in length so the
+# batches are left-padded. Greedy fp32 decoding: a batched answer equals the one-by-one answer
+# token for token here (padding is masked and positions follow the mask); in principle a
+# near-tie between two tokens could flip under the different matmul shapes, which is why the
+# parse status, probabilities and token counts are compared as well as the text.
+
+def _tiny_prompt():
+    from workbench.forecast.prompts import PromptSet
+
+    return PromptSet(name="tiny-batch",
+                     system="Speedup bins:\n$bin_table\nReply with JSON: "
+                            '{"probabilities": {"1": p1, ..., "8": p8}, "predicted_bin": n}',
+                     user="$problem_id on $candidate_backend:\n$candidate_source",
+                     user_parent="$candidate_source")
+
+
+def _items(n: int = 5):
+    problem = get_problem("L1/02_relu")
+    files = sorted((ZOO / "02_relu").glob("*.py"))[:n]
+    return [(problem, Candidate.from_source(problem.id, f.read_text())) for f in files]
+
+
+def _tiny(local, name: str, **kw) -> LocalTransformersForecaster:
+    return LocalTransformersForecaster.from_model(local.model, local.tokenizer, name=name,
+                                                  prompt=_tiny_prompt(), max_new_tokens=12,
+                                                  max_source_chars=240, **kw)
+
+
+@pytest.mark.slow
+def test_forecast_batch_equals_one_by_one_in_input_order(local):
+    items = _items(5)
+    batched = _tiny(local, "batched", batch_size=2)
+    single = _tiny(local, "single")
+    lengths = [len(batched._prompt_ids(batched.messages(p, c, H100))) for p, c in items]
+    assert len(set(lengths)) > 1  # the batches really are padded
+    got = batched.forecast_batch(items, H100)
+    want = [single.forecast(p, c, H100) for p, c in items]
+    assert [f.candidate_id for f in got] == [c.id for _, c in items]
+    for g, w in zip(got, want):
+        assert g.parse_status == w.parse_status
+        assert g.probabilities == w.probabilities
+        assert g.reasoning == w.reasoning
+        assert (g.prompt_tokens, g.completion_tokens) == (w.prompt_tokens, w.completion_tokens)
+        assert g.seconds > 0
+    assert [f.prompt_tokens for f in got] == lengths
+    assert batched.calls == single.calls == 5
+
+
+@pytest.mark.slow
+def test_forecast_batch_honours_the_cache(local):
+    from workbench.forecast.prompts import prompt_hash
+
+    items = _items(3)
+    fc = _tiny(local, "cached", batch_size=4)
+    # Seed the cache with an answer for item 1 under the key `forecast` would use.
+    seeded = fc.forecast(*items[0], H100).replace(reasoning="seeded", candidate_id="x")
+    if seeded.abstained:  # abstentions are never cached: store a parsed answer instead
+        from workbench.forecast.parsing import parse_answer
+        seeded = parse_answer(text='{"probabilities": {"4": 1.0}}').to_forecast(
+            fc.name, candidate_id="x", problem_id="p", hardware_key="h100")
+    key = prompt_hash(fc.messages(*items[1], H100), hardware_key="h100", **fc._settings())
+    fc.cache.put(fc.name, key, seeded)
+    calls = fc.calls
+    got = fc.forecast_batch(items, H100)
+    assert fc.calls == calls + (2 if got[0].abstained else 1)  # item 1 never reached the model
+    assert got[1].probabilities == seeded.probabilities and got[1].candidate_id == items[1][1].id
+
+    # New answers are stored under the same key `forecast` reads: a canned parseable answer.
+    fc2 = _tiny(local, "stored")
+    fc2.generate_batch = lambda prompts: (
+        [('{"probabilities": {"5": 1.0}, "predicted_bin": 5}', len(p), 3) for p in prompts], 0.5)
+    first = fc2.forecast_batch(items, H100)
+    assert fc2.calls == 3 and all(f.predicted_bin == 4 for f in first)  # bin 5 = index 4
+    assert [f.seconds for f in first] == pytest.approx([0.5 / 3] * 3)
+    again = fc2.forecast(*items[2], H100)
+    assert fc2.calls == 3 and again.probabilities == first[2].probabilities
+    assert fc2.forecast_batch(items, H100) == first and fc2.calls == 3
+
+
+@pytest.mark.slow
+def test_a_failing_item_becomes_an_abstention_and_the_batch_goes_on(local, monkeypatch):
+    items = _items(3)
+    fc = _tiny(local, "failing", batch_size=3)
+    bad = items[1][1].id
+    render = fc.messages
+
+    def messages(problem, cand, hardware, **kw):
+        if cand.id == bad:
+            raise ValueError("template broke")
+        return render(problem, cand, hardware, **kw)
+
+    monkeypatch.setattr(fc, "messages", messages)
+    generate = fc.model.generate
+    sizes = []
+
+    def flaky(**kw):  # a batch of several prompts fails (e.g. out of memory); one prompt works
+        sizes.append(int(kw["input_ids"].shape[0]))
+        if sizes[-1] > 1:
+            raise RuntimeError("out of memory")
+        return generate(**kw)
+
+    monkeypatch.setattr(fc.model, "generate", flaky)
+    got = fc.forecast_batch(items, H100)
+    assert sizes == [2, 1, 1]  # the failed batch of two is retried item by item
+    assert got[1].abstained and "ValueError: template broke" in got[1].reasoning
+    assert [f.candidate_id for f in got] == [c.id for _, c in items]
+    assert all(f.completion_tokens > 0 for f in (got[0], got[2]))
+
+
+def test_forecast_batch_checks_its_arguments(local):
+    fc = _tiny(local, "args")
+    items = _items(2)
+    with pytest.raises(ConfigError, match="one parent"):
+        fc.forecast_batch(items, H100, parents=[None])
+    with pytest.raises(ConfigError, match="needs a parent"):
+        fc.forecast_batch(items, H100, relative_to="parent")
+    with pytest.raises(ConfigError, match="batch_size"):
+        _tiny(local, "zero", batch_size=0)
