@@ -130,3 +130,25 @@ def test_stopped_run_keeps_finished_rewards_and_resumes(tmp_path, monkeypatch):
     # Other settings: the file is not silently merged into.
     assert _run(monkeypatch, Recorder(), out, "--resume", "--seed", "1") == 1
     assert list(json.loads(out.read_text())["metrics"]) == ["correctness", "brier"]
+
+
+def test_the_rl_path_imports_no_app_only_package():
+    """The GPU machine that runs the experiment has torch, transformers, peft, accelerate,
+    pandas, pyarrow and tqdm (trl, datasets, gguf carried along), not the app's packages."""
+    import subprocess
+    import sys
+
+    app_only = ["openai", "pydantic", "httpx", "panel", "bokeh", "param", "ipywidgets",
+                "matplotlib", "sqlalchemy", "llama_cpp", "ray"]
+    code = ("import importlib.util, sys\n"
+            f"spec = importlib.util.spec_from_file_location('rl_experiment', {str(_PATH)!r})\n"
+            "spec.loader.exec_module(importlib.util.module_from_spec(spec))\n"
+            "import workbench.forecast.local, workbench.rl.data, workbench.rl.train\n"
+            "from workbench.rl.train import trainer_class\n"
+            "trainer_class()\n"
+            f"print(sorted(m for m in {app_only!r} if m in sys.modules))\n")
+    root = _PATH.parents[1]
+    done = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True,
+                          env={**__import__("os").environ, "PYTHONPATH": str(root)}, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "[]"

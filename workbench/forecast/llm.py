@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from workbench.errors import ConfigError
 from workbench.forecast.base import Forecaster
@@ -22,8 +22,11 @@ from workbench.forecast.parsing import (FORCE_TOOL_CHOICE, SUBMIT_FORECAST_TOOL,
                                         ParsedAnswer, parse_answer)
 from workbench.forecast.prompts import (DEFAULT_MAX_SOURCE_CHARS, RELATIVE_TO, PromptSet,
                                         prompt_hash)
-from workbench.llm import ChatClient, ChatResult, LLMError, LLMRequestError
 from workbench.records import Candidate, Forecast, Hardware, Problem
+
+if TYPE_CHECKING:  # the chat client (openai) is imported only by LLMForecaster itself, so the
+    # local forecaster and the RL scripts run where openai is not installed
+    from workbench.llm import ChatClient, ChatResult
 
 
 def check_batch_args(items: Sequence[tuple[Problem, Candidate]], relative_to: str,
@@ -48,10 +51,12 @@ class PromptedForecaster(Forecaster):
     look up the cache, ask the model (`_ask`), store the answer.
 
     Subclasses implement `_ask(messages) -> (ParsedAnswer, cost)` and may raise
-    `LLMError` for transport failures (turned into uncached abstentions).
+    the exceptions listed in `no_answer_errors` for transport failures (turned into uncached
+    abstentions; `LLMForecaster` lists `LLMError`).
     """
 
     name: str
+    no_answer_errors: tuple[type[Exception], ...] = ()
 
     def __init__(self, name: str, prompt: str | PromptSet = "default",
                  max_source_chars: int = DEFAULT_MAX_SOURCE_CHARS,
@@ -91,7 +96,7 @@ class PromptedForecaster(Forecaster):
             self.calls += 1
         try:
             parsed, cost = self._ask(messages)
-        except LLMError as e:
+        except self.no_answer_errors as e:
             return Forecast.abstention(self.name, reason=f"no answer: {e}", **ids)
         f = parsed.to_forecast(self.name, **ids, **cost)
         self.cache.put(self.name, key, f)
@@ -122,12 +127,16 @@ class LLMForecaster(PromptedForecaster):
         self.max_tokens = max_tokens
         self.temperature = temperature
         self.tools_supported: bool | None = None  # learned from the server on first use
+        from workbench.llm import LLMError
+        self.no_answer_errors = (LLMError,)
 
     def _settings(self) -> dict[str, Any]:
         return {"model": self.client.model, "tools": self.use_tools,
                 "max_tokens": self.max_tokens, "temperature": self.temperature}
 
     def _ask(self, messages: list[dict[str, str]]) -> tuple[ParsedAnswer, dict[str, Any]]:
+        from workbench.llm import LLMRequestError
+
         results: list[ChatResult] = []
         parsed: ParsedAnswer | None = None
         if self.use_tools and self.tools_supported is not False:
