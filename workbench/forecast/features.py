@@ -307,14 +307,16 @@ def relative_features(problem: Problem, candidate: Candidate, peaks: Peaks,
     (each GPU's own peaks), so a model trained on one GPU reads another GPU's rows on the
     same scale. `log2_ideal_speedup` = log2(reference roofline ms / candidate ideal ms), where
     the candidate's ideal is the larger of the analytic floor at 80% of peak (tensor-core peak
-    only with `tl.dot` outside IEEE mode) and the reference's library time (a candidate matches
+    only with `tl.dot` on bf16/fp16 inputs or outside IEEE mode) and the reference's library time (a candidate matches
     cuBLAS/cuDNN at best, faster only by a better peak), plus its launches.
     """
     prof = reference_profile.profile(problem)
     ref = reference_profile.reference_time(prof, peaks, LAUNCH_MS)
     ref_launches = prof.launches if prof.launches else int(f["ref_ops"])
     flops, nbytes = max(problem.flops, 0.0), max(problem.bytes_moved, 0.0)
-    tensor_cores = f["n_dot"] > 0 and not f["ieee_dot"]
+    # `input_precision="ieee"` only pins fp32 inputs to full precision: a bf16/fp16 tl.dot runs
+    # on tensor cores whatever the flag (zoo kernels pick IEEE=<dtype is fp32> at launch).
+    tensor_cores = f["n_dot"] > 0 and (problem.dtype in ("bf16", "fp16") or not f["ieee_dot"])
     floor_ms = 1e3 * max(flops / peaks.flops_for(problem.dtype, tensor_cores),
                          nbytes / peaks.dram_bytes_s)
     ref_ms = max(ref.ms, floor_ms / reference_profile.OTHER_EFFICIENCY + ref_launches * LAUNCH_MS)

@@ -3,8 +3,12 @@
 `LearnedForecaster().fit(problems, candidates, measurements)` trains, on the ok measurements,
 one of two bin models (`kind`):
 
-- "regression" (default): a `HistGradientBoostingRegressor` on log2-speedup with an absolute-
-  error loss (the median), turned into a predictive distribution by adding the model's own
+- "regression" (default): a `HistGradientBoostingRegressor` with an absolute-error loss (the
+  median) on log2-speedup minus `ideal_offset` x the roofline's ideal log2-speedup
+  (`log2_ideal_speedup`, computed for each GPU from its own peaks): the trees learn how far a
+  candidate falls short of a shrunk roofline bound, so a problem outside the training range
+  follows the roofline instead of a tree's flat extrapolation, and a GPU's peaks move the
+  forecast. The median is turned into a predictive distribution by adding the model's own
   *out-of-fold* residuals (folds grouped by problem, so they are the errors it makes on unseen
   problems): P(bin) = share of residuals r with median + r in that bin. The distribution is
   ordinal by construction, so neighbouring bins get mass together. A temperature T sharpens
@@ -45,7 +49,8 @@ from workbench.records import Candidate, Forecast, Hardware, Measurement, Proble
 
 _MID = np.asarray(bins.LOG2_MIDPOINTS)
 _LOG2_EDGES = np.log2(np.asarray(bins.EDGES))
-_FORMAT = "workbench.learned/2"
+_FORMAT = "workbench.learned/3"
+_IDEAL = FEATURE_NAMES.index("log2_ideal_speedup")
 KINDS = ("regression", "classifier")
 
 
@@ -152,6 +157,9 @@ class LearnedForecaster(Forecaster):
     `temperature_`, `fail_model_` (None when
     training had one outcome only; then `fail_rate_` is used), `fail_rate_`, `medians_`,
     `n_threads` bounds the OpenMP threads of training and prediction.
+    `ideal_offset` (dimensionless, >= 0) is the share of the roofline's ideal log2-speedup the
+    regression target is taken relative to; `min_samples_leaf` bounds the rows of a leaf of the
+    regressor (capped at max(20, rows / 20) so small training sets still split).
     `importances_` (mean |change of expected log2-speedup| when a feature is set to its
     median), `n_train_`, `train_problems_`, `hardware_keys_`.
     """
@@ -159,13 +167,19 @@ class LearnedForecaster(Forecaster):
     def __init__(self, name: str = "learned", max_iter: int = 100, learning_rate: float = 0.1,
                  max_leaf_nodes: int = 15, calibration_folds: int = 10, explain_top: int = 6,
                  n_threads: int = 1, seed: int = 0, kind: str = "regression",
-                 calibration_objective: str = "match"):
+                 calibration_objective: str = "match", ideal_offset: float = 0.5,
+                 min_samples_leaf: int = 100):
         if kind not in KINDS:
             raise ConfigError(f"kind is one of {', '.join(KINDS)}, got {kind!r}")
         if calibration_objective not in OBJECTIVES:
             raise ConfigError(f"calibration_objective is one of {', '.join(OBJECTIVES)}, "
                               f"got {calibration_objective!r}")
+        if ideal_offset < 0 or min_samples_leaf < 1:
+            raise ConfigError(f"ideal_offset must be >= 0 and min_samples_leaf >= 1, got "
+                              f"{ideal_offset} and {min_samples_leaf}")
         self.kind = kind
+        self.ideal_offset = ideal_offset
+        self.min_samples_leaf = min_samples_leaf
         self.calibration_objective = calibration_objective
         self.name = name
         self.max_iter = max_iter
@@ -184,11 +198,22 @@ class LearnedForecaster(Forecaster):
             max_leaf_nodes=self.max_leaf_nodes, l2_regularization=1.0, min_samples_leaf=10,
             early_stopping=False, random_state=self.seed)
 
-    def _new_regressor(self) -> HistGradientBoostingRegressor:
+    def _new_regressor(self, n_rows: int) -> HistGradientBoostingRegressor:
+        leaf = min(self.min_samples_leaf, max(20, n_rows // 20))
         return HistGradientBoostingRegressor(
             loss="absolute_error", max_iter=self.max_iter, learning_rate=self.learning_rate,
-            max_leaf_nodes=self.max_leaf_nodes, l2_regularization=1.0, min_samples_leaf=20,
+            max_leaf_nodes=self.max_leaf_nodes, l2_regularization=1.0, min_samples_leaf=leaf,
             early_stopping=False, random_state=self.seed)
+
+    def _offset(self, X: np.ndarray) -> np.ndarray:
+        """(n,) the part of log2-speedup the regressor does not learn: a share of the ideal."""
+        return self.ideal_offset * X[:, _IDEAL]
+
+    def _fit_median(self, X: np.ndarray, log2s: np.ndarray) -> HistGradientBoostingRegressor:
+        return self._new_regressor(len(X)).fit(X, log2s - self._offset(X))
+
+    def _median(self, model: HistGradientBoostingRegressor, X: np.ndarray) -> np.ndarray:
+        return model.predict(X) + self._offset(X)
 
     def fit(self, problems: Sequence[Problem], candidates: Sequence[Candidate],
             measurements: Sequence[Measurement]) -> "LearnedForecaster":
@@ -200,19 +225,39 @@ class LearnedForecaster(Forecaster):
 
     def _fit(self, problems, candidates, measurements) -> "LearnedForecaster":
         rows = training_rows(problems, candidates, measurements)
-        ok = [r for r in rows if r[3].bin is not None]
-        if len(ok) < 10:
+        n_ok = sum(m.bin is not None for *_, m in rows)
+        if n_ok < 10:
             raise ConfigError(f"the learned forecaster needs at least 10 ok measurements with a "
-                              f"known problem and candidate to fit, got {len(ok)}; measure more "
+                              f"known problem and candidate to fit, got {n_ok}; measure more "
                               "candidates or load the shipped data (`workbench dataset load-shipped`)")
         X_all = feature_matrix([(p, c, h) for p, c, h, _ in rows])
-        is_ok = np.asarray([m.bin is not None for *_, m in rows])
-        X, y = X_all[is_ok], np.asarray([m.bin for *_, m in ok], dtype=int)
-        groups = np.asarray([p.id for p, *_ in ok])
+        speedups = np.asarray([m.speedup if m.bin is not None else np.nan for *_, m in rows],
+                              dtype=float)
+        return self.fit_matrix(X_all, speedups, np.asarray([p.id for p, *_ in rows]),
+                               [h.key for _, _, h, m in rows if m.bin is not None])
+
+    def fit_matrix(self, X_all: np.ndarray, speedups: np.ndarray, groups_all: np.ndarray,
+                   hardware_keys: Sequence[str] = ()) -> "LearnedForecaster":
+        """Train on a feature matrix (rows in `FEATURE_NAMES` columns) directly; returns self.
+
+        `speedups` (n,): measured speedup of each row, NaN for a failed candidate (those train
+        p_fail only); `groups_all` (n,): the problem id of each row (the calibration folds are
+        grouped by it); `hardware_keys`: the GPUs of the ok rows (recorded, not learned from)."""
+        with threadpool_limits(self.n_threads):
+            return self._fit_matrix(X_all, np.asarray(speedups, float), np.asarray(groups_all),
+                                    hardware_keys)
+
+    def _fit_matrix(self, X_all, speedups, groups_all, hardware_keys) -> "LearnedForecaster":
+        is_ok = np.isfinite(speedups)
+        if is_ok.sum() < 10:
+            raise ConfigError(f"the learned forecaster needs at least 10 ok measurements to fit, "
+                              f"got {int(is_ok.sum())}")
+        X, groups = X_all[is_ok], groups_all[is_ok]
+        y = np.asarray([bins.bin_of(s) for s in speedups[is_ok]], dtype=int)
         if self.kind == "regression":
-            log2s = np.log2(np.asarray([m.speedup for *_, m in ok], dtype=float))
+            log2s = np.log2(speedups[is_ok])
             self.residuals_, self.temperature_ = self._fit_residuals(X, log2s, y, groups)
-            self.classifier_ = self._new_regressor().fit(X, log2s)
+            self.classifier_ = self._fit_median(X, log2s)
         else:
             self.temperature_ = self._fit_temperature(X, y, groups)
             self.classifier_ = self._new_classifier().fit(X, y)
@@ -224,9 +269,9 @@ class LearnedForecaster(Forecaster):
         self.medians_ = np.median(X, axis=0)
         sample = X[np.random.default_rng(self.seed).permutation(len(X))[:200]]
         self.importances_ = np.abs(self._contributions(sample, np.arange(X.shape[1]))).mean(axis=0)
-        self.n_train_ = len(ok)
+        self.n_train_ = int(is_ok.sum())
         self.train_problems_ = sorted(set(groups.tolist()))
-        self.hardware_keys_ = sorted({h.key for _, _, h, _ in ok})
+        self.hardware_keys_ = sorted(set(hardware_keys))
         return self
 
     def _fit_temperature(self, X: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float:
@@ -250,13 +295,13 @@ class LearnedForecaster(Forecaster):
         problems: in-sample residuals, T = 1."""
         folds = min(self.calibration_folds, len(set(groups.tolist())))
         if folds < 2:
-            res = log2s - self._new_regressor().fit(X, log2s).predict(X)
+            res = log2s - self._median(self._fit_median(X, log2s), X)
             return res, 1.0
         oof = np.zeros(len(log2s))
         fold_of = np.zeros(len(log2s), dtype=int)
         splits = list(GroupKFold(n_splits=folds).split(X, log2s, groups))
         for k, (tr, te) in enumerate(splits):
-            oof[te] = self._new_regressor().fit(X[tr], log2s[tr]).predict(X[te])
+            oof[te] = self._median(self._fit_median(X[tr], log2s[tr]), X[te])
             fold_of[te] = k
         res = log2s - oof
         p = np.zeros((len(y), bins.N_BINS))
@@ -294,7 +339,7 @@ class LearnedForecaster(Forecaster):
         if self.kind != "regression":
             raise ConfigError("predict_median needs kind='regression'")
         with threadpool_limits(self.n_threads):
-            return self.classifier_.predict(X)
+            return self._median(self.classifier_, X)
 
     def predict_fail(self, X: np.ndarray) -> np.ndarray:
         """(n,) probability that each candidate fails (compile error, wrong output, ...)."""
