@@ -162,3 +162,35 @@ def test_classifier_kind_and_bad_settings(data, split):
         LearnedForecaster(kind="svm")
     with pytest.raises(ConfigError):
         LearnedForecaster(calibration_objective="accuracy")
+
+
+def test_fit_matrix_and_the_ideal_offset():
+    from workbench.forecast.features import FEATURE_NAMES
+
+    # Log2-speedup = the roofline ideal + noise, ideals in [-2, 2] for training: with the
+    # target taken relative to half the ideal, a row with an ideal of 6 (far outside the
+    # training range) is forecast above every training row; without it the trees extrapolate flat.
+    rng = np.random.default_rng(0)
+    n, col = 600, FEATURE_NAMES.index("log2_ideal_speedup")
+    X = rng.normal(size=(n, len(FEATURE_NAMES)))
+    X[:, col] = rng.uniform(-2, 2, n)
+    speedups = 2.0 ** (X[:, col] + rng.normal(0, 0.2, n))
+    speedups[:30] = np.nan  # failed candidates: p_fail only
+    groups = np.repeat(np.arange(20), n // 20).astype(str)
+    far = X[:1].copy()
+    far[0, col] = 6.0
+    with_offset = LearnedForecaster(max_iter=30).fit_matrix(X, speedups, groups, ["h100"])
+    flat = LearnedForecaster(max_iter=30, ideal_offset=0.0).fit_matrix(X, speedups, groups)
+    assert with_offset.n_train_ == n - 30 and with_offset.hardware_keys_ == ["h100"]
+    assert with_offset.fail_model_ is not None
+    top = np.nanmax(np.log2(speedups))
+    assert with_offset.predict_median(far)[0] > top
+    assert flat.predict_median(far)[0] < top
+    assert flat.predict_median(far)[0] == pytest.approx(
+        flat.predict_median(far - np.eye(1, len(FEATURE_NAMES), col) * 3)[0])
+    p = with_offset.predict_proba(far)
+    assert p.shape == (1, 8) and p.sum() == pytest.approx(1.0) and int(p.argmax()) == 7
+    with pytest.raises(ConfigError):
+        LearnedForecaster(ideal_offset=-1)
+    with pytest.raises(ConfigError):
+        LearnedForecaster().fit_matrix(X[:5], speedups[:5], groups[:5])

@@ -95,3 +95,15 @@ def test_times_are_relative_to_each_gpu():
     a, b = features(p, c, H100), features(p, c, H200)
     assert b["ref_log10_us"] < a["ref_log10_us"]
     assert b["log2_ideal_speedup"] == pytest.approx(a["log2_ideal_speedup"], abs=0.05)
+
+
+def test_bf16_dot_is_tensor_core_work_even_with_an_ieee_path():
+    # The zoo's matmul template picks IEEE=<dtype is fp32> at launch: on a bf16 problem its
+    # tl.dot runs on tensor cores although the source also names input_precision="ieee".
+    p16 = _load("level1/15_matmul_square_bf16.py")
+    p32 = _load("level1/14_matmul_square_fp32.py")
+    c16 = [c for c in zoo_candidates(p16.id) if "ieee" in c.source and "tl.dot" in c.source]
+    c32 = [c for c in zoo_candidates(p32.id) if "ieee" in c.source and "tl.dot" in c.source]
+    assert c16 and c32
+    assert features(p16, c16[0], H100)["cand_tensor_cores"] == 1
+    assert features(p32, c32[0], H100)["cand_tensor_cores"] == 0
