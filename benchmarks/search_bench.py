@@ -40,9 +40,11 @@ writes only DIR/search-cpu.json and never merges.
 Ties. Replay answers a kernel with its recorded speedup, so two runs that find the same kernel
 tie exactly and replay uses tie_rel = 0. Live mode re-measures, so the same kernel found by two
 runs differs by measurement noise: a live run ties when its best is at most tie_rel below the one
-it is compared with, where tie_rel = the GPU type's median repeat difference measured by the
-dataset benchmark (benchmarks/results/dataset-<gpu>.json, metrics.repro_diff_pct_median / 100;
-when that GPU type has none, the h200 value stands in). `live.tie_rel` and `live.tie_rel_source`
+it is compared with, where tie_rel = the median relative difference between two measurements of
+the same candidate by the current executor on that GPU type, in two worker processes
+(benchmarks/results/executor-<gpu>.json, metrics.cross_process_diff_pct_median / 100; none
+recorded for the GPU type: ties are strict). The dataset benchmark's repeat is not used: its first
+measurements may predate a change of the timing method. `live.tie_rel` and `live.tie_rel_source`
 record the value and its file. Both are reported, over the problem x seed pairs on which every
 method completed, recomputed over all recorded runs at each call: `metrics.live` with tie_rel
 (the tolerant metrics) and `metrics.live_strict` with tie_rel = 0, with the same keys.
@@ -202,8 +204,8 @@ LIVE_PROBLEMS = ("L1/01_softmax", "L2/08_residual_layernorm", "L3/02_gated_mlp_s
 RAN_DRY = ("exhausted", "no usable parent")
 #: Settings that must be equal for live runs to be pooled in one results file.
 LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "methods")
-#: The GPU type whose dataset repeat stands in when the live GPU's own is not recorded.
-TIE_FALLBACK_GPU = "h200"
+#: The executor benchmark's metric that sets the live tie tolerance (a percentage).
+TIE_KEY = "cross_process_diff_pct_median"
 #: Per-run keys written to the results file.
 RUN_KEYS = ("problem_id", "method", "seed", "budget", "gpu_measurements", "best_speedup", "considered",
             "finish_reason", "budget_exact", "wall_s", "curve")
@@ -354,22 +356,16 @@ def live_metrics(runs: list[dict[str, Any]], methods: Sequence[str] = METHODS,
 
 
 def live_tie_tolerance(gpu_key: str, results_dir: Path = RESULTS_DIR) -> tuple[float, dict[str, Any]]:
-    """The live tie tolerance: `dataset-<gpu_key>.json` metrics.repro_diff_pct_median / 100 (the
-    median relative speedup difference of candidates measured twice on that GPU type), else the
-    `TIE_FALLBACK_GPU` value. Returns (tie_rel, where it came from); (0.0, ...) when neither exists."""
-    tried = []
-    for key in dict.fromkeys((gpu_key, TIE_FALLBACK_GPU)):
-        path = results_dir / f"dataset-{key}.json"
-        value = (json.loads(path.read_text()).get("metrics", {}).get("repro_diff_pct_median")
-                 if path.exists() else None)
-        if value is not None:
-            note = "" if key == gpu_key else (f"{', '.join(tried)} has no repro_diff_pct_median; the {key} value "
-                                              "stands in")
-            return value / 100, {"file": f"benchmarks/results/{path.name}", "key": "metrics.repro_diff_pct_median",
-                                 "gpu": key, "value_pct": value, "note": note}
-        tried.append(path.name)
-    note = f"none of {', '.join(tried)} has metrics.repro_diff_pct_median; ties are strict"
-    return 0.0, {"file": None, "gpu": None, "note": note}
+    """The live tie tolerance: `executor-<gpu_key>.json` metrics.cross_process_diff_pct_median / 100
+    (the median relative speedup difference of one candidate measured in two worker processes by
+    the executor on that GPU type). Returns (tie_rel, where it came from); (0.0, ...) when that
+    GPU type has no such record (strict ties)."""
+    path = results_dir / f"executor-{gpu_key}.json"
+    value = (json.loads(path.read_text()).get("metrics", {}).get(TIE_KEY) if path.exists() else None)
+    if value is None:
+        return 0.0, {"file": None, "gpu": None, "note": f"{path.name} has no metrics.{TIE_KEY}; ties are strict"}
+    return value / 100, {"file": f"benchmarks/results/{path.name}", "key": f"metrics.{TIE_KEY}",
+                         "gpu": gpu_key, "value_pct": value, "note": ""}
 
 
 def live_settings(live: dict[str, Any]) -> dict[str, Any]:

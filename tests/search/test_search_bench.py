@@ -210,21 +210,22 @@ def _call(seeds, commit="abc"):
     return {"commit": commit, "date": "2026-11-23", "device": "cuda:0", "problems": ["P"], "seeds": seeds}
 
 
-def test_tie_tolerance_prefers_the_gpu_own_repeat_and_falls_back_to_h200(tmp_path):
-    (tmp_path / "dataset-h200.json").write_text(json.dumps({"metrics": {"repro_diff_pct_median": 1.5}}))
-    (tmp_path / "dataset-h100.json").write_text(json.dumps({"metrics": {"rows": 3}}))
+def test_tie_tolerance_comes_from_the_gpu_types_executor_repeat(tmp_path):
+    (tmp_path / "executor-h100.json").write_text(json.dumps({"metrics": {"triton_per_min_cold": 88.4}}))
     tie, src = bench.live_tie_tolerance("h100", tmp_path)
-    assert tie == pytest.approx(0.015) and src["gpu"] == "h200" and "dataset-h100.json" in src["note"]
-    (tmp_path / "dataset-h100.json").write_text(json.dumps({"metrics": {"repro_diff_pct_median": 0.5}}))
+    assert tie == 0.0 and src["file"] is None and "executor-h100.json" in src["note"]
+    (tmp_path / "executor-h100.json").write_text(json.dumps({"metrics": {"cross_process_diff_pct_median": 0.5}}))
     tie, src = bench.live_tie_tolerance("h100", tmp_path)
-    assert tie == pytest.approx(0.005) and src["gpu"] == "h100" and src["file"].endswith("dataset-h100.json")
+    assert tie == pytest.approx(0.005) and src["gpu"] == "h100" and src["file"].endswith("executor-h100.json")
+    # another GPU type's record never stands in
+    assert bench.live_tie_tolerance("h200", tmp_path)[0] == 0.0
     assert bench.live_tie_tolerance("a100", tmp_path / "none")[0] == 0.0
 
 
 def test_merge_adds_runs_replaces_same_key_and_reports_strict_and_tolerant(tmp_path):
     from workbench.records import Hardware
 
-    (tmp_path / "dataset-h200.json").write_text(json.dumps({"metrics": {"repro_diff_pct_median": 1.0}}))
+    (tmp_path / "executor-h100.json").write_text(json.dumps({"metrics": {"cross_process_diff_pct_median": 1.0}}))
     hw = Hardware(key="h100", name="H100")
     doc = {"benchmark": "search", "gpu": "h100", "metrics": {"measure_all": {"runs": 60}}}
     first = {"runs": [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 1.99)],
@@ -233,7 +234,7 @@ def test_merge_adds_runs_replaces_same_key_and_reports_strict_and_tolerant(tmp_p
     assert doc["metrics"]["measure_all"] == {"runs": 60}  # replay metrics untouched
     assert doc["metrics"]["live_strict"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
     assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 1.0
-    assert doc["live"]["tie_rel"] == pytest.approx(0.01) and doc["live"]["tie_rel_source"]["gpu"] == "h200"
+    assert doc["live"]["tie_rel"] == pytest.approx(0.01) and doc["live"]["tie_rel_source"]["gpu"] == "h100"
     assert len(doc["live"]["skipped"]) == 1
     # second call: seed 1 added, and seed 0's screen_topk measured again (replaces the recorded run)
     second = {"runs": [_live_run("P", "measure_all", 1, 1.0), _live_run("P", "screen_topk", 1, 1.2),
