@@ -345,14 +345,34 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
             "seconds": round(time.monotonic() - t0, 1), "warm_up_s": warm_up_s, "parallel": parallel}
 
 
-def live_metrics(runs: list[dict[str, Any]], methods: Sequence[str] = METHODS,
-                 tie_rel: float = 0.0) -> dict[str, dict[str, Any]]:
-    """`metrics` (with `tie_rel`) over the (problem, seed) pairs on which every method completed."""
+def complete_runs(runs: list[dict[str, Any]], methods: Sequence[str] = METHODS) -> list[dict[str, Any]]:
+    """The runs of the (problem, seed) pairs on which every method completed."""
     done: dict[tuple[str, int], set[str]] = {}
     for r in runs:
         done.setdefault((r["problem_id"], r["seed"]), set()).add(r["method"])
     full = {key for key, ms in done.items() if set(methods) <= ms}
-    return metrics([r for r in runs if (r["problem_id"], r["seed"]) in full], tie_rel=tie_rel)
+    return [r for r in runs if (r["problem_id"], r["seed"]) in full]
+
+
+def live_metrics(runs: list[dict[str, Any]], methods: Sequence[str] = METHODS,
+                 tie_rel: float = 0.0) -> dict[str, dict[str, Any]]:
+    """`metrics` (with `tie_rel`) over the (problem, seed) pairs on which every method completed."""
+    return metrics(complete_runs(runs, methods), tie_rel=tie_rel)
+
+
+def live_spread(runs: list[dict[str, Any]], methods: Sequence[str] = METHODS) -> dict[str, dict[str, Any]]:
+    """Per problem and method, over the complete (problem, seed) pairs: the final best speedup's
+    seeds, mean, sample standard deviation (None for one seed), min and max."""
+    out: dict[str, dict[str, Any]] = {}
+    for r in complete_runs(runs, methods):
+        out.setdefault(r["problem_id"], {}).setdefault(r["method"], []).append(r)
+    for pid, by_method in out.items():
+        for method, rs in by_method.items():
+            xs = [r["best_speedup"] for r in sorted(rs, key=lambda r: r["seed"])]
+            by_method[method] = {"seeds": sorted(r["seed"] for r in rs), "mean": statistics.fmean(xs),
+                                 "sd": statistics.stdev(xs) if len(xs) > 1 else None,
+                                 "min": min(xs), "max": max(xs)}
+    return out
 
 
 def live_tie_tolerance(gpu_key: str, results_dir: Path = RESULTS_DIR) -> tuple[float, dict[str, Any]]:
@@ -433,13 +453,15 @@ def merge_live(doc: dict[str, Any], settings: dict[str, Any], call: dict[str, An
 
 
 def score_live(doc: dict[str, Any], gpu_key: str, results_dir: Path = RESULTS_DIR) -> dict[str, Any]:
-    """Set live.tie_rel / live.tie_rel_source from the dataset results now on disk and recompute
-    metrics.live (tolerant) and metrics.live_strict over all recorded live runs; returns `doc`."""
+    """Set live.tie_rel / live.tie_rel_source from the executor results now on disk, recompute
+    metrics.live (tolerant) and metrics.live_strict over all recorded live runs and live.per_problem
+    (`live_spread`); returns `doc`."""
     live = doc["live"]
     live["tie_rel"], live["tie_rel_source"] = live_tie_tolerance(gpu_key, results_dir)
     doc.setdefault("metrics", {})
     doc["metrics"]["live"] = live_metrics(live["runs"], live["methods"], live["tie_rel"])
     doc["metrics"]["live_strict"] = live_metrics(live["runs"], live["methods"], 0.0)
+    live["per_problem"] = live_spread(live["runs"], live["methods"])
     return doc
 
 

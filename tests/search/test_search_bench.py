@@ -326,3 +326,16 @@ def test_rescore_live_recomputes_tolerance_and_both_metrics_without_measuring(tm
     expected = 1.0 if tie >= 0.0005 else 0.0  # 1.999 is 0.05% below 2.0
     assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == expected
     assert bench.main(["--rescore-live", "--gpu", "h100", "--out", str(tmp_path / "none.json")]) == 2
+
+
+def test_live_spread_per_problem_over_complete_pairs_only():
+    runs = [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 1.0),
+            _live_run("P", "measure_all", 1, 4.0), _live_run("P", "screen_topk", 1, 3.0),
+            _live_run("P", "measure_all", 2, 9.0)]  # seed 2 lacks screen_topk: left out
+    spread = bench.live_spread(runs, ["measure_all", "screen_topk"])
+    ma = spread["P"]["measure_all"]
+    assert ma["seeds"] == [0, 1] and ma["mean"] == pytest.approx(3.0) and ma["min"] == 2.0 and ma["max"] == 4.0
+    assert ma["sd"] == pytest.approx(2 ** 0.5)  # sample sd of (2, 4)
+    assert spread["P"]["screen_topk"]["mean"] == pytest.approx(2.0)
+    one = bench.live_spread(runs[:2], ["measure_all", "screen_topk"])
+    assert one["P"]["measure_all"]["sd"] is None
