@@ -5,7 +5,9 @@
 Reads measurements-<gpu>.jsonl[.gz] written by measure_dataset.py on a real GPU, the candidate
 records (from the pool file, or the zoo plus its recorded mutations), and the torch.compile
 baselines; writes kernels_cache/shipped/ (Parquet, see workbench/dataset/SCHEMA.md) and
-benchmarks/results/dataset-<gpu>.json. Only rows that came from the executor are used.
+benchmarks/results/dataset-<gpu>.json. Only rows that came from the executor are used. Several raw
+files of one GPU type are pooled; a candidate measured twice there keeps its newest row (a
+re-measurement supersedes the first; `superseded_rows` counts them).
 """
 from __future__ import annotations
 
@@ -48,18 +50,32 @@ def main() -> int:
     store = Store(store_path)
     store.put_problems(list_problems())
     commit = head_commit()
+    # Every raw file of a GPU type counts; a candidate measured more than once on it (e.g. re-measured
+    # with a newer timing method) keeps its newest row, and the older ones are counted as superseded.
+    latest: dict[str, dict[str, Measurement]] = {}
+    superseded: dict[str, int] = {}
     for path in sorted(RAW.glob("measurements-*.jsonl*")):
-        ms = [Measurement.from_dict(d) for d in _lines(path)]
+        for m in (Measurement.from_dict(d) for d in _lines(path)):
+            rows_of = latest.setdefault(m.hardware_key, {})
+            old = rows_of.get(m.candidate_id)
+            if old is not None:
+                superseded[m.hardware_key] = superseded.get(m.hardware_key, 0) + 1
+            if old is None or m.measured_at >= old.measured_at:
+                rows_of[m.candidate_id] = m
+    for key, rows_of in sorted(latest.items()):
+        ms = list(rows_of.values())
         store.put_candidates([pool[m.candidate_id] for m in ms])
         store.put_measurements(ms)
-        key = ms[0].hardware_key
         ok = [m for m in ms if m.ok]
         counts = [0] * bins.N_BINS
         for m in ok:
             counts[m.bin] += 1
         metrics = {"rows": len(ms), "correct_rows": len(ok), "problems": len({m.problem_id for m in ok}),
                    "min_bin_share": min(counts) / len(ok), "bin_counts": counts,
-                   "status_counts": {s: sum(m.status.value == s for m in ms) for s in sorted({m.status.value for m in ms})}}
+                   "status_counts": {s: sum(m.status.value == s for m in ms) for s in sorted({m.status.value for m in ms})},
+                   "rows_by_date": {d: sum(m.measured_at[:10] == d for m in ms)
+                                    for d in sorted({m.measured_at[:10] for m in ms})},
+                   "superseded_rows": superseded.get(key, 0)}
         rep = RAW / f"repeat-{key}.jsonl"
         if rep.exists():
             first = {m.candidate_id: m for m in ms}
