@@ -82,16 +82,24 @@ class PromptedForecaster(Forecaster):
         return self.prompts.messages(problem, candidate, hardware, parent=parent,
                                      relative_to=relative_to, max_source_chars=self.max_source_chars)
 
-    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
-                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
+    def _lookup(self, problem: Problem, candidate: Candidate, hardware: Hardware,
+                parent: Candidate | None, relative_to: str
+                ) -> tuple[dict[str, Any], list[dict[str, str]], str, Forecast | None]:
+        """(the forecast's ids, the rendered messages, the cache key, the cached forecast with
+        these ids or None): the part of a forecast that needs no model."""
         ids = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
                    relative_to=relative_to)
         messages = self.messages(problem, candidate, hardware, parent=parent,
                                  relative_to=relative_to)
         key = prompt_hash(messages, hardware_key=hardware.key, **self._settings())
         hit = self.cache.get(self.name, key)
+        return ids, messages, key, (hit.replace(**ids) if hit is not None else None)
+
+    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
+                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
+        ids, messages, key, hit = self._lookup(problem, candidate, hardware, parent, relative_to)
         if hit is not None:
-            return hit.replace(**ids)
+            return hit
         with self._calls_lock:
             self.calls += 1
         try:

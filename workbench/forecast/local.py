@@ -19,7 +19,7 @@ from workbench.errors import ConfigError
 from workbench.forecast.cache import ForecastCache
 from workbench.forecast.llm import PromptedForecaster, check_batch_args
 from workbench.forecast.parsing import ParsedAnswer, parse_answer
-from workbench.forecast.prompts import DEFAULT_MAX_SOURCE_CHARS, PromptSet, prompt_hash
+from workbench.forecast.prompts import DEFAULT_MAX_SOURCE_CHARS, PromptSet
 from workbench.records import Candidate, Forecast, Hardware, Problem
 
 
@@ -114,21 +114,8 @@ class LocalTransformersForecaster(PromptedForecaster):
 
     def generate(self, messages: list[dict[str, str]]) -> tuple[str, int, int, float]:
         """Greedy answer to `messages`: (text, prompt tokens, new tokens, seconds)."""
-        import torch
-
-        text = self.tokenizer.apply_chat_template(messages, tokenize=False,
-                                                  add_generation_prompt=True)
-        enc = self.tokenizer(text, return_tensors="pt", add_special_tokens=False).to(self.device)
-        n_prompt = int(enc["input_ids"].shape[1])
-        pad = self._pad_id()
-        with self._generate_lock, torch.inference_mode():
-            t0 = time.perf_counter()
-            out = self.model.generate(**enc, max_new_tokens=self.max_new_tokens, do_sample=False,
-                                      pad_token_id=pad)
-            seconds = time.perf_counter() - t0
-        new = out[0, n_prompt:]
-        answer = self.tokenizer.decode(new, skip_special_tokens=True)
-        return answer, n_prompt, int(new.shape[0]), seconds
+        [(answer, n_prompt, n_new)], seconds = self.generate_batch([self._prompt_ids(messages)])
+        return answer, n_prompt, n_new, seconds
 
     def _pad_id(self) -> int:
         pad = self.tokenizer.pad_token_id
@@ -200,12 +187,9 @@ class LocalTransformersForecaster(PromptedForecaster):
             ids = dict(candidate_id=cand.id, problem_id=problem.id, hardware_key=hardware.key,
                        relative_to=relative_to)
             try:
-                messages = self.messages(problem, cand, hardware, parent=parent,
-                                         relative_to=relative_to)
-                key = prompt_hash(messages, hardware_key=hardware.key, **self._settings())
-                hit = self.cache.get(self.name, key)
+                ids, messages, key, hit = self._lookup(problem, cand, hardware, parent, relative_to)
                 if hit is not None:
-                    out[i] = hit.replace(**ids)
+                    out[i] = hit
                     continue
                 todo.append((i, ids, key, self._prompt_ids(messages)))
             except Exception as e:  # noqa: BLE001 - one bad item must not sink the batch
