@@ -78,14 +78,14 @@ def evaluate_model(model, tokenizer, rows, args, name: str) -> dict[str, float]:
         model, tokenizer, name=name, device=args.device, prompt=PromptSet.load(args.prompt),
         max_new_tokens=args.max_completion_tokens, max_source_chars=args.max_source_chars,
         batch_size=args.eval_batch)
-    by_hw: dict[str, list[int]] = {}
+    by_hw: dict[str, tuple] = {}  # hardware key -> (Hardware, row indices)
     for i, (_, _, m) in enumerate(rows):
-        by_hw.setdefault(data.hardware_of(m).key, []).append(i)
+        hw = data.hardware_of(m)
+        by_hw.setdefault(hw.key, (hw, []))[1].append(i)
     forecasts: list = [None] * len(rows)
     with tqdm(total=len(rows), desc=f"eval {name}", unit="row") as bar:
-        for idx in by_hw.values():
-            hw = data.hardware_of(rows[idx[0]][2])
-            for lo in range(0, len(idx), args.eval_batch):
+        for hw, idx in by_hw.values():
+            for lo in range(0, len(idx), args.eval_batch):  # one generate batch per bar update
                 part = idx[lo:lo + args.eval_batch]
                 got = fc.forecast_batch([(rows[i][0], rows[i][1]) for i in part], hw)
                 for i, f in zip(part, got):

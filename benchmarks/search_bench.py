@@ -48,8 +48,8 @@ measurements may predate a change of the timing method. `live.tie_rel` and `live
 record the value and its file. Both are reported, over the problem x seed pairs on which every
 method completed, recomputed over all recorded runs at each call: `metrics.live` with tie_rel
 (the tolerant metrics) and `metrics.live_strict` with tie_rel = 0, with the same keys.
-`--rescore-live` (no GPU) recomputes both from the recorded runs, e.g. once the GPU type's own
-repeat value has been recorded.
+`--rescore-live` (no GPU) recomputes both, and `live.per_problem`, from the recorded runs, e.g.
+once the executor benchmark of that GPU type has been re-run.
 """
 from __future__ import annotations
 

@@ -233,8 +233,9 @@ class LearnedForecaster(Forecaster):
         X_all = feature_matrix([(p, c, h) for p, c, h, _ in rows])
         speedups = np.asarray([m.speedup if m.bin is not None else np.nan for *_, m in rows],
                               dtype=float)
-        return self.fit_matrix(X_all, speedups, np.asarray([p.id for p, *_ in rows]),
-                               [h.key for _, _, h, m in rows if m.bin is not None])
+        # already inside fit's thread limit: straight to the shared body of fit_matrix
+        return self._fit_matrix(X_all, speedups, np.asarray([p.id for p, *_ in rows]),
+                                [h.key for _, _, h, m in rows if m.bin is not None])
 
     def fit_matrix(self, X_all: np.ndarray, speedups: np.ndarray, groups_all: np.ndarray,
                    hardware_keys: Sequence[str] = ()) -> "LearnedForecaster":
