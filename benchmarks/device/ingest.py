@@ -78,16 +78,15 @@ def main() -> int:
                    "superseded_rows": superseded.get(key, 0)}
         rep = RAW / f"repeat-{key}.jsonl"
         if rep.exists():
-            first = {m.candidate_id: m for m in ms}
-            signed = [(r["speedup"] / first[r["candidate_id"]].speedup - 1) * 100 for r in _lines(rep)
-                      if r["status"] == "ok" and first.get(r["candidate_id"]) and first[r["candidate_id"]].ok]
+            repeats = [r for r in _lines(rep) if r["candidate_id"] in rows_of]  # rows_of: the shipped rows
+            signed = [(r["speedup"] / rows_of[r["candidate_id"]].speedup - 1) * 100 for r in repeats
+                      if r["status"] == "ok" and rows_of[r["candidate_id"]].ok]
             diffs = [abs(d) for d in signed]
             metrics["repro_diff_pct_median"] = statistics.median(diffs)
             # > 0: the repeat finds higher speedups than the shipped row (a systematic shift, not noise)
             metrics["repro_signed_pct_median"] = statistics.median(signed)
-            metrics["repro_first_measured"] = sorted({first[r["candidate_id"]].measured_at[:10] for r in _lines(rep)
-                                                      if first.get(r["candidate_id"])})
-            metrics["repro_repeat_measured"] = sorted({r["measured_at"][:10] for r in _lines(rep)})
+            metrics["repro_first_measured"] = sorted({rows_of[r["candidate_id"]].measured_at[:10] for r in repeats})
+            metrics["repro_repeat_measured"] = sorted({r["measured_at"][:10] for r in repeats})
             metrics["repro_candidates"] = len(diffs)
         best: dict[str, float] = {}
         for m in ok:
