@@ -12,7 +12,8 @@ benchmarks/results/forecast-<gpu>.json:
      "metrics": {"learned": {...}, "roofline": {...}, "cross_gpu": {...}}}
 
 The learned forecaster's settings are fixed a priori (no tuning on the test folds); its
-calibration is fitted inside each training fold only (see workbench/forecast/learned.py).
+calibration and its share of the roofline ideal (ideal_offset="auto") are fitted inside each
+training fold only (see workbench/forecast/learned.py).
 
 Only real measurements belong in benchmarks/results: the script refuses data whose
 measurements are marked synthetic unless --out points elsewhere.
@@ -28,6 +29,7 @@ from pathlib import Path
 from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
 from workbench.evaluate import METRIC_KEYS, evaluate, table
 from workbench.forecast import LearnedForecaster, RooflineForecaster
+from workbench.forecast.learned import OFFSET_GRID
 from workbench.forecast.features import FEATURE_NAMES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -76,7 +78,7 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
                        "learning_rate": probe.learning_rate,
                        "calibration_folds": probe.calibration_folds,
                        "calibration_objective": probe.calibration_objective,
-                       "ideal_offset": probe.ideal_offset,
+                       "ideal_offset": probe.ideal_offset, "offset_grid": list(OFFSET_GRID),
                        "min_samples_leaf": probe.min_samples_leaf,
                        "n_features": len(FEATURE_NAMES)},
            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(),

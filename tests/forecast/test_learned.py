@@ -194,3 +194,27 @@ def test_fit_matrix_and_the_ideal_offset():
         LearnedForecaster(ideal_offset=-1)
     with pytest.raises(ConfigError):
         LearnedForecaster().fit_matrix(X[:5], speedups[:5], groups[:5])
+
+
+def test_auto_ideal_offset_is_chosen_by_out_of_fold_error_on_training_problems():
+    from workbench.forecast.features import FEATURE_NAMES
+    from workbench.forecast.learned import OFFSET_GRID
+
+    # log2-speedup = the whole ideal + noise: a target relative to the whole ideal is pure
+    # noise, so the full share has the smallest out-of-fold error and "auto" must take it.
+    rng = np.random.default_rng(1)
+    n, col = 600, FEATURE_NAMES.index("log2_ideal_speedup")
+    X = rng.normal(size=(n, len(FEATURE_NAMES)))
+    X[:, col] = rng.uniform(-3, 3, n)
+    speedups = 2.0 ** (X[:, col] + rng.normal(0, 0.2, n))
+    groups = np.repeat(np.arange(20), n // 20).astype(str)
+    auto = LearnedForecaster(max_iter=30).fit_matrix(X, speedups, groups)
+    assert auto.ideal_offset == "auto"
+    assert sorted(auto.offset_errors_) == sorted(OFFSET_GRID)
+    assert auto.ideal_offset_ == min(auto.offset_errors_, key=auto.offset_errors_.get) == 1.0
+    assert auto.offset_errors_[1.0] < auto.offset_errors_[0.25]
+    fixed = LearnedForecaster(max_iter=30, ideal_offset=0.25).fit_matrix(X, speedups, groups)
+    assert fixed.ideal_offset_ == 0.25 and list(fixed.offset_errors_) == [0.25]
+    assert fixed.offset_errors_[0.25] == pytest.approx(auto.offset_errors_[0.25])
+    with pytest.raises(ConfigError):
+        LearnedForecaster(ideal_offset="half")

@@ -8,7 +8,9 @@ one of two bin models (`kind`):
   (`log2_ideal_speedup`, computed for each GPU from its own peaks): the trees learn how far a
   candidate falls short of a shrunk roofline bound, so a problem outside the training range
   follows the roofline instead of a tree's flat extrapolation, and a GPU's peaks move the
-  forecast. The median is turned into a predictive distribution by adding the model's own
+  forecast. With `ideal_offset="auto"` (the default) the share is chosen from `OFFSET_GRID`
+  inside `fit`, as the one with the smallest mean absolute out-of-fold error over the same
+  problem-grouped folds that give the residuals (training rows only; `ideal_offset_`). The median is turned into a predictive distribution by adding the model's own
   *out-of-fold* residuals (folds grouped by problem, so they are the errors it makes on unseen
   problems): P(bin) = share of residuals r with median + r in that bin. The distribution is
   ordinal by construction, so neighbouring bins get mass together. A temperature T sharpens
@@ -49,9 +51,11 @@ from workbench.records import Candidate, Forecast, Hardware, Measurement, Proble
 
 _MID = np.asarray(bins.LOG2_MIDPOINTS)
 _LOG2_EDGES = np.log2(np.asarray(bins.EDGES))
-_FORMAT = "workbench.learned/3"
+_FORMAT = "workbench.learned/4"
 _IDEAL = FEATURE_NAMES.index("log2_ideal_speedup")
 KINDS = ("regression", "classifier")
+#: Shares of the ideal log2-speedup that `ideal_offset="auto"` chooses among.
+OFFSET_GRID = (0.25, 0.5, 0.75, 1.0)
 
 
 def relative_distribution(p_child, p_parent, width: float = 0.5) -> np.ndarray:
@@ -154,11 +158,13 @@ class LearnedForecaster(Forecaster):
 
     Learned attributes after `fit`: `classifier_` (the bin model: a regressor for
     kind="regression"), `residuals_` (its out-of-fold log2 errors; regression only),
-    `temperature_`, `fail_model_` (None when
+    `temperature_`, `ideal_offset_` and `offset_errors_` (share -> mean absolute out-of-fold
+    log2 error; regression only), `fail_model_` (None when
     training had one outcome only; then `fail_rate_` is used), `fail_rate_`, `medians_`,
     `n_threads` bounds the OpenMP threads of training and prediction.
-    `ideal_offset` (dimensionless, >= 0) is the share of the roofline's ideal log2-speedup the
-    regression target is taken relative to; `min_samples_leaf` bounds the rows of a leaf of the
+    `ideal_offset` (dimensionless, >= 0, or "auto": chosen from `OFFSET_GRID` by out-of-fold
+    error on the training problems; the share used is `ideal_offset_`) is the share of the
+    roofline's ideal log2-speedup the regression target is taken relative to; `min_samples_leaf` bounds the rows of a leaf of the
     regressor (capped at max(20, rows / 20) so small training sets still split).
     `importances_` (mean |change of expected log2-speedup| when a feature is set to its
     median), `n_train_`, `train_problems_`, `hardware_keys_`.
@@ -167,18 +173,20 @@ class LearnedForecaster(Forecaster):
     def __init__(self, name: str = "learned", max_iter: int = 100, learning_rate: float = 0.1,
                  max_leaf_nodes: int = 15, calibration_folds: int = 10, explain_top: int = 6,
                  n_threads: int = 1, seed: int = 0, kind: str = "regression",
-                 calibration_objective: str = "match", ideal_offset: float = 0.5,
+                 calibration_objective: str = "match", ideal_offset: float | str = "auto",
                  min_samples_leaf: int = 100):
         if kind not in KINDS:
             raise ConfigError(f"kind is one of {', '.join(KINDS)}, got {kind!r}")
         if calibration_objective not in OBJECTIVES:
             raise ConfigError(f"calibration_objective is one of {', '.join(OBJECTIVES)}, "
                               f"got {calibration_objective!r}")
-        if ideal_offset < 0 or min_samples_leaf < 1:
-            raise ConfigError(f"ideal_offset must be >= 0 and min_samples_leaf >= 1, got "
-                              f"{ideal_offset} and {min_samples_leaf}")
+        if ideal_offset != "auto" and (isinstance(ideal_offset, str) or ideal_offset < 0) \
+                or min_samples_leaf < 1:
+            raise ConfigError(f"ideal_offset must be >= 0 or 'auto' and min_samples_leaf >= 1, "
+                              f"got {ideal_offset!r} and {min_samples_leaf}")
         self.kind = kind
         self.ideal_offset = ideal_offset
+        self.ideal_offset_ = None if ideal_offset == "auto" else float(ideal_offset)
         self.min_samples_leaf = min_samples_leaf
         self.calibration_objective = calibration_objective
         self.name = name
@@ -207,7 +215,7 @@ class LearnedForecaster(Forecaster):
 
     def _offset(self, X: np.ndarray) -> np.ndarray:
         """(n,) the part of log2-speedup the regressor does not learn: a share of the ideal."""
-        return self.ideal_offset * X[:, _IDEAL]
+        return self.ideal_offset_ * X[:, _IDEAL]
 
     def _fit_median(self, X: np.ndarray, log2s: np.ndarray) -> HistGradientBoostingRegressor:
         return self._new_regressor(len(X)).fit(X, log2s - self._offset(X))
@@ -290,20 +298,34 @@ class LearnedForecaster(Forecaster):
                        groups: np.ndarray) -> tuple[np.ndarray, float]:
         """Out-of-fold log2 residuals (folds grouped by problem) and the temperature.
 
+        With ideal_offset="auto", each share in `OFFSET_GRID` gets its own out-of-fold medians
+        and the one with the smallest mean absolute error is kept (`ideal_offset_`).
         The temperature is fitted on out-of-fold bin probabilities in which each fold's rows
         get the residuals of the *other* folds only (a row's own error never widens or
         narrows its own distribution), minimising `calibration_objective`. With fewer than 2
-        problems: in-sample residuals, T = 1."""
+        problems: in-sample residuals, T = 1 (and "auto" takes 0.5)."""
         folds = min(self.calibration_folds, len(set(groups.tolist())))
         if folds < 2:
+            if self.ideal_offset == "auto":
+                self.ideal_offset_ = 0.5
+            self.offset_errors_ = {}
             res = log2s - self._median(self._fit_median(X, log2s), X)
             return res, 1.0
-        oof = np.zeros(len(log2s))
         fold_of = np.zeros(len(log2s), dtype=int)
         splits = list(GroupKFold(n_splits=folds).split(X, log2s, groups))
-        for k, (tr, te) in enumerate(splits):
-            oof[te] = self._median(self._fit_median(X[tr], log2s[tr]), X[te])
+        for k, (_, te) in enumerate(splits):
             fold_of[te] = k
+        best, self.offset_errors_ = None, {}
+        for share in (OFFSET_GRID if self.ideal_offset == "auto" else (self.ideal_offset_,)):
+            self.ideal_offset_ = float(share)
+            oof = np.zeros(len(log2s))
+            for tr, te in splits:
+                oof[te] = self._median(self._fit_median(X[tr], log2s[tr]), X[te])
+            mae = float(np.mean(np.abs(log2s - oof)))
+            self.offset_errors_[float(share)] = mae
+            if best is None or mae < best[0]:
+                best = (mae, float(share), oof)
+        _, self.ideal_offset_, oof = best
         res = log2s - oof
         p = np.zeros((len(y), bins.N_BINS))
         for k, (_, te) in enumerate(splits):
