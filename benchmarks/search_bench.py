@@ -43,8 +43,10 @@ runs differs by measurement noise: a live run ties when its best is at most tie_
 it is compared with, where tie_rel = the median relative difference between two measurements of
 the same candidate by the current executor on that GPU type, in two worker processes
 (benchmarks/results/executor-<gpu>.json, metrics.cross_process_diff_pct_median / 100; none
-recorded for the GPU type: ties are strict). The dataset benchmark's repeat is not used: its first
-measurements may predate a change of the timing method. `live.tie_rel` and `live.tie_rel_source`
+recorded for the GPU type: ties are strict). Replay reports exact ties in `metrics.<method>` and
+ties within the same tolerance in `metrics.replay_tolerant` (different kernels recorded within one
+measurement's repeat difference of each other are not told apart), and keeps every run in
+`replay_runs`. `live.tie_rel` and `live.tie_rel_source`
 record the value and its file. Both are reported, over the problem x seed pairs on which every
 method completed, recomputed over all recorded runs at each call: `metrics.live` with tie_rel
 (the tolerant metrics) and `metrics.live_strict` with tie_rel = 0, with the same keys.
@@ -194,6 +196,20 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: fl
             "gpu_measurements_max": max((r["gpu_measurements"] for r in runs), default=0),
         }
     return out
+
+
+def replay_doc(results: list[dict[str, Any]], gpu_key: str, setup: dict[str, Any],
+               results_dir: Path = RESULTS_DIR) -> dict[str, Any]:
+    """The replay results document: `metrics` (exact ties, the issue's keys), `metrics.replay_tolerant`
+    (ties within the GPU type's measured repeat noise, `live_tie_tolerance`: two recorded kernels whose
+    speedups differ by less than one measurement's repeat difference are not told apart), and
+    `replay_runs` (every run's summary and best-so-far curve, so both can be recomputed)."""
+    tie_rel, source = live_tie_tolerance(gpu_key, results_dir)
+    doc = {"benchmark": "search", "gpu": gpu_key, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
+           "metrics": metrics(results), "setup": {**setup, "tie_rel": tie_rel, "tie_rel_source": source}}
+    doc["metrics"]["replay_tolerant"] = metrics(results, tie_rel=tie_rel)
+    doc["replay_runs"] = results
+    return doc
 
 
 # --------------------------------------------------------------------------- live mode
@@ -594,11 +610,9 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.time()
     results = run_benchmark(records, args.gpu, args.budget, list(range(args.seeds)), factory, problems,
                             k=args.k, m=args.m, progress=True)
-    doc = {"benchmark": "search", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
-           "metrics": metrics(results),
-           "setup": {"budget": args.budget, "seeds": args.seeds, "k": args.k, "m": args.m,
-                     "forecaster": args.forecaster, "problems": [p.id for p in problems],
-                     "mode": "replay", "seconds": round(time.time() - t0, 1)}}
+    doc = replay_doc(results, args.gpu, {"budget": args.budget, "seeds": args.seeds, "k": args.k, "m": args.m,
+                                         "forecaster": args.forecaster, "problems": [p.id for p in problems],
+                                         "mode": "replay", "seconds": round(time.time() - t0, 1)})
     out = Path(args.out) if args.out else RESULTS_DIR / f"search-{args.gpu}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     if out.exists():  # a replay re-run keeps the live runs recorded in the same file

@@ -339,3 +339,21 @@ def test_live_spread_per_problem_over_complete_pairs_only():
     assert spread["P"]["screen_topk"]["mean"] == pytest.approx(2.0)
     one = bench.live_spread(runs[:2], ["measure_all", "screen_topk"])
     assert one["P"]["measure_all"]["sd"] is None
+
+
+def test_replay_doc_reports_exact_and_tolerant_ties_and_keeps_the_runs(tmp_path):
+    (tmp_path / "executor-h100.json").write_text(json.dumps({"metrics": {"cross_process_diff_pct_median": 0.5}}))
+    runs = [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 1.995),
+            _live_run("Q", "measure_all", 0, 1.0), _live_run("Q", "screen_topk", 0, 0.9)]
+    doc = bench.replay_doc(runs, "h100", {"mode": "replay", "budget": 4}, results_dir=tmp_path)
+    # 1.995 is 0.25% below 2.0: a loss when exact, a tie within the 0.5% repeat difference
+    assert doc["metrics"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
+    assert doc["metrics"]["replay_tolerant"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5
+    assert doc["setup"]["tie_rel"] == pytest.approx(0.005) and doc["setup"]["budget"] == 4
+    assert doc["setup"]["tie_rel_source"]["file"].endswith("executor-h100.json")
+    assert doc["replay_runs"] == runs and doc["gpu"] == "h100"
+    # no executor record for the GPU type: the tolerant metrics are the exact ones
+    strict = bench.replay_doc(runs, "h200", {}, results_dir=tmp_path)
+    assert strict["setup"]["tie_rel"] == 0.0
+    assert strict["metrics"]["replay_tolerant"] == bench.metrics(runs)
+    assert strict["metrics"]["replay_tolerant"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
