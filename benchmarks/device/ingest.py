@@ -12,6 +12,7 @@ re-measurement supersedes the first; `superseded_rows` counts them).
 from __future__ import annotations
 
 import argparse
+import collections
 import gzip
 import json
 import statistics
@@ -31,6 +32,19 @@ from workbench.store import Store  # noqa: E402
 from _common import commit as head_commit  # noqa: E402
 
 RAW = ROOT / "kernels_cache" / "raw"
+
+
+def compile_baselines(key: str) -> dict[str, dict]:
+    """The torch.compile baseline of each problem on GPU type `key`: from RAW/compile-<key>.jsonl,
+    the newest row without an error per problem (a re-measurement supersedes the first), in
+    problem order."""
+    path = RAW / f"compile-{key}.jsonl"
+    newest: dict[str, dict] = {}
+    for r in (_lines(path) if path.exists() else []):
+        if "error" not in r and (r["problem_id"] not in newest
+                                 or r["measured_at"] >= newest[r["problem_id"]]["measured_at"]):
+            newest[r["problem_id"]] = r
+    return dict(sorted(newest.items()))
 
 
 def _lines(path: Path) -> list[dict]:
@@ -91,12 +105,13 @@ def main() -> int:
         best: dict[str, float] = {}
         for m in ok:
             best[m.problem_id] = max(best.get(m.problem_id, 0.0), m.speedup)
-        comp = RAW / f"compile-{key}.jsonl"
         compiled = {}
-        if comp.exists():
-            rows = [r for r in _lines(comp) if "error" not in r]
-            metrics["compile_baseline_problems"] = len(rows)
-            compiled = {r["problem_id"]: r["speedup_over_eager"] for r in rows}
+        baselines = compile_baselines(key)
+        if baselines:
+            metrics["compile_baseline_problems"] = len(baselines)
+            metrics["compile_rows_by_date"] = dict(sorted(collections.Counter(
+                r["measured_at"][:10] for r in baselines.values()).items()))
+            compiled = {pid: r["speedup_over_eager"] for pid, r in baselines.items()}
         per_level = {}
         for level in (1, 2, 3):
             ids = [pid for pid in best if pid.startswith(f"L{level}/")]
@@ -114,7 +129,8 @@ def main() -> int:
         print(json.dumps(out))
     write_shipped(store, args.out)
     for comp in sorted(RAW.glob("compile-*.jsonl")):
-        (args.out / comp.name).write_text(comp.read_text())
+        kept = compile_baselines(comp.stem.removeprefix("compile-"))
+        (args.out / comp.name).write_text("".join(json.dumps(r) + "\n" for r in kept.values()))
     print(store.counts())
     store.close()
     store_path.unlink(missing_ok=True)
