@@ -168,8 +168,9 @@ def test_fit_matrix_and_the_ideal_offset():
     from workbench.forecast.features import FEATURE_NAMES
 
     # Log2-speedup = the roofline ideal + noise, ideals in [-2, 2] for training: with the
-    # target taken relative to half the ideal, a row with an ideal of 6 (far outside the
-    # training range) is forecast above every training row; without it the trees extrapolate flat.
+    # target taken relative to a share of the ideal (the default, chosen by out-of-fold error),
+    # a row with an ideal of 6 (far outside the training range) is forecast above every
+    # training row; without it (share 0) the trees extrapolate flat.
     rng = np.random.default_rng(0)
     n, col = 600, FEATURE_NAMES.index("log2_ideal_speedup")
     X = rng.normal(size=(n, len(FEATURE_NAMES)))
