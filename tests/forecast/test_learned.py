@@ -164,6 +164,19 @@ def test_classifier_kind_and_bad_settings(data, split):
         LearnedForecaster(calibration_objective="accuracy")
 
 
+def _ideal_rows(seed: int, span: float, n: int = 600):
+    """(X, speedups, groups): random features, log2-speedup = log2_ideal_speedup (uniform in
+    [-span, span]) + N(0, 0.2) noise, 20 problems of n/20 rows."""
+    from workbench.forecast.features import FEATURE_NAMES
+
+    rng = np.random.default_rng(seed)
+    col = FEATURE_NAMES.index("log2_ideal_speedup")
+    X = rng.normal(size=(n, len(FEATURE_NAMES)))
+    X[:, col] = rng.uniform(-span, span, n)
+    speedups = 2.0 ** (X[:, col] + rng.normal(0, 0.2, n))
+    return X, speedups, np.repeat(np.arange(20), n // 20).astype(str)
+
+
 def test_fit_matrix_and_the_ideal_offset():
     from workbench.forecast.features import FEATURE_NAMES
 
@@ -171,13 +184,9 @@ def test_fit_matrix_and_the_ideal_offset():
     # target taken relative to a share of the ideal (the default, chosen by out-of-fold error),
     # a row with an ideal of 6 (far outside the training range) is forecast above every
     # training row; without it (share 0) the trees extrapolate flat.
-    rng = np.random.default_rng(0)
     n, col = 600, FEATURE_NAMES.index("log2_ideal_speedup")
-    X = rng.normal(size=(n, len(FEATURE_NAMES)))
-    X[:, col] = rng.uniform(-2, 2, n)
-    speedups = 2.0 ** (X[:, col] + rng.normal(0, 0.2, n))
+    X, speedups, groups = _ideal_rows(0, 2.0)
     speedups[:30] = np.nan  # failed candidates: p_fail only
-    groups = np.repeat(np.arange(20), n // 20).astype(str)
     far = X[:1].copy()
     far[0, col] = 6.0
     with_offset = LearnedForecaster(max_iter=30).fit_matrix(X, speedups, groups, ["h100"])
@@ -198,17 +207,11 @@ def test_fit_matrix_and_the_ideal_offset():
 
 
 def test_auto_ideal_offset_is_chosen_by_out_of_fold_error_on_training_problems():
-    from workbench.forecast.features import FEATURE_NAMES
     from workbench.forecast.learned import OFFSET_GRID
 
     # log2-speedup = the whole ideal + noise: a target relative to the whole ideal is pure
     # noise, so the full share has the smallest out-of-fold error and "auto" must take it.
-    rng = np.random.default_rng(1)
-    n, col = 600, FEATURE_NAMES.index("log2_ideal_speedup")
-    X = rng.normal(size=(n, len(FEATURE_NAMES)))
-    X[:, col] = rng.uniform(-3, 3, n)
-    speedups = 2.0 ** (X[:, col] + rng.normal(0, 0.2, n))
-    groups = np.repeat(np.arange(20), n // 20).astype(str)
+    X, speedups, groups = _ideal_rows(1, 3.0)
     auto = LearnedForecaster(max_iter=30).fit_matrix(X, speedups, groups)
     assert auto.ideal_offset == "auto"
     assert sorted(auto.offset_errors_) == sorted(OFFSET_GRID)
