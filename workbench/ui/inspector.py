@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import html
-from typing import Sequence
+from typing import Mapping, Sequence
 
 import panel as pn
 import param
@@ -12,7 +12,11 @@ from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
 from workbench import bins
+from workbench.dataset.baselines import CompileBaseline, shipped_compile_baselines, speedup_over_compile
 from workbench.records import Candidate, Forecast, Measurement
+
+#: Baselines keyed by (problem_id, hardware_key), as `load_compile_baselines` gives them.
+Baselines = Mapping[tuple[str, str], CompileBaseline]
 
 
 def side_by_side_diff(parent_source: str | None, source: str, parent_label: str = "parent",
@@ -43,7 +47,21 @@ def lineage(candidate: Candidate, lookup) -> list[Candidate]:
     return chain
 
 
-def measurement_markdown(m: Measurement | None) -> str:
+def compile_line(m: Measurement, baselines: Baselines) -> str:
+    """The markdown line comparing an ok measurement with torch.compile on its problem and GPU."""
+    b = baselines.get((m.problem_id, m.hardware_key))
+    if b is None:
+        return (f"**over torch.compile** no torch.compile baseline was measured for "
+                f"{m.problem_id} on {m.hardware_key}")
+    return (f"**over torch.compile** {speedup_over_compile(m.speedup, b):.3f}x (torch.compile: "
+            f"{b.speedup_over_eager:.3f}x over eager, {b.compiled_ms:.4f} ms compiled, mode {b.mode})")
+
+
+def measurement_markdown(m: Measurement | None, baselines: Baselines | None = None) -> str:
+    """Status, speedup (over eager and over torch.compile), times and dates of a measurement.
+
+    `baselines`: torch.compile baselines keyed by (problem_id, hardware_key); None uses the
+    shipped ones (read once)."""
     if m is None:
         return "**not measured** (trusted forecast or still queued)"
     lines = [f"**status** `{m.status.value}` on **{m.hardware_key}**"]
@@ -52,6 +70,7 @@ def measurement_markdown(m: Measurement | None) -> str:
     if m.ok:
         lines.append(f"**speedup** {m.speedup:.3f}x (bin {bins.bin_number(m.speedup)}: "
                      f"{bins.label(bins.bin_of(m.speedup))})")
+        lines.append(compile_line(m, shipped_compile_baselines() if baselines is None else baselines))
         lines.append(f"**reference** {m.reference_ms:.4f} ms [{m.reference_ci_low_ms:.4f}, "
                      f"{m.reference_ci_high_ms:.4f}] over {m.reference_runs} runs")
         lines.append(f"**candidate** {m.candidate_ms:.4f} ms [{m.candidate_ci_low_ms:.4f}, "
@@ -63,14 +82,16 @@ def measurement_markdown(m: Measurement | None) -> str:
 
 
 class CandidateInspector(pn.viewable.Viewer):
-    """Shows one candidate. Set `candidate_id`; data come from `store`."""
+    """Shows one candidate. Set `candidate_id`; data come from `store`; `baselines` are the
+    torch.compile baselines (None: the shipped ones)."""
 
     candidate_id = param.String(default="", doc="candidate to show")
     hardware_key = param.String(default="", doc="hardware whose measurement to show")
 
-    def __init__(self, store, **params):
+    def __init__(self, store, baselines: Baselines | None = None, **params):
         super().__init__(**params)
         self._store = store
+        self._baselines = baselines
         self.title = pn.pane.Markdown("### Candidate inspector\nClick a candidate in a table.")
         self.diff = pn.pane.HTML("", sizing_mode="stretch_width", css_classes=["wb-diff-pane"])
         self.reasoning = pn.pane.Markdown("", css_classes=["wb-reasoning"], sizing_mode="stretch_width")
@@ -114,7 +135,7 @@ class CandidateInspector(pn.viewable.Viewer):
             self._dist.data = dict(x=list(bins.LABELS), p=list(f.probabilities),
                                    color=["#d62728" if i == true_bin else "#1f77b4"
                                           for i in range(bins.N_BINS)])
-        self.details.object = measurement_markdown(m)
+        self.details.object = measurement_markdown(m, self._baselines)
         self.log.object = f"```\n{m.log[-4000:]}\n```" if m is not None and m.log else ""
         chain = lineage(c, self._store.get_candidate)
         self.lineage.object = "**lineage** " + (" ← ".join([f"`{c.id}`"] + [f"`{a.id}` ({a.origin})" for a in chain])
