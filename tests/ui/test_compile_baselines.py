@@ -119,3 +119,25 @@ def test_dataset_view_shows_the_column_and_its_median(store):
     view.gpu = "h200"  # no H200 baselines: the column is blank and the summary says nothing of it
     assert view.table.value["over_compile"].isna().all() and len(view.table.value) == 2
     assert "torch.compile" not in view.summary.object
+
+
+def test_search_view_rows_show_the_speedup_over_torch_compile():
+    from workbench.ui.runner import candidate_rows
+    from workbench.ui.search_view import COLUMNS
+
+    def gen(cid, pid):
+        return {"kind": "generated", "payload": {"candidate": {"id": cid, "problem_id": pid, "origin": "zoo"}}}
+
+    a, b, c, d = (Candidate(id=i, problem_id=p, source="") for i, p in
+                  (("a", SOFTMAX), ("b", SOFTMAX), ("c", GEMM), ("d", SOFTMAX)))
+    events = [gen("a", SOFTMAX), gen("b", SOFTMAX), gen("c", GEMM), gen("d", SOFTMAX)]
+    events += [{"kind": "measured", "payload": {"measurement": m.to_dict()}} for m in (
+        _measurement(a, "h100", 2.0), _measurement(b, "h100", None, Status.INCORRECT),
+        _measurement(c, "h100", 3.0), _measurement(d, "h200", 1.5))]
+    rows = {r["candidate"]: r for r in candidate_rows(events, baselines=BASELINES)}
+    assert "over_compile" in COLUMNS and set(COLUMNS) >= set(rows["a"])
+    assert rows["a"]["speedup"] == pytest.approx(2.0)
+    assert rows["a"]["over_compile"] == pytest.approx(2.0 / 1.25)   # eager 0.2 ms, compiled 0.16 ms
+    assert rows["b"]["over_compile"] is None                          # failed: no speedup
+    assert rows["c"]["over_compile"] is None and rows["c"]["speedup"] == pytest.approx(3.0)  # no baseline
+    assert rows["d"]["over_compile"] is None                          # baseline is for the H100 only

@@ -217,19 +217,27 @@ def shared(store) -> dict[str, Any]:
     return pn.state.cache[key]
 
 
-def candidate_rows(events: list[dict]) -> list[dict[str, Any]]:
+def candidate_rows(events: list[dict], baselines=None) -> list[dict[str, Any]]:
     """One row per generated candidate of a search, from its events (oldest first).
 
-    confidence = probability of the most likely bin; speedup = measured speedup (x), None
-    until measured; decision = "trusted" (forecast stands in) or "measured".
+    confidence = probability of the most likely bin; speedup = measured speedup over eager
+    PyTorch (x), None until measured; over_compile = that speedup over torch.compile on the
+    same problem and GPU type (`workbench.dataset.baselines`), None without a measured baseline;
+    decision = "trusted" (forecast stands in) or "measured". `baselines`: keyed by
+    (problem_id, hardware_key); None uses the shipped ones.
     """
+    from workbench.dataset.baselines import shipped_compile_baselines, speedup_over_compile
+
+    if baselines is None:
+        baselines = shipped_compile_baselines()
     rows: dict[str, dict[str, Any]] = {}
     for e in events:
         p, kind = e["payload"], e["kind"]
         if kind == "generated":
             c = p["candidate"]
             rows[c["id"]] = {"candidate": c["id"], "origin": c.get("origin", ""), "status": "generated",
-                             "forecast_bin": "", "confidence": None, "speedup": None, "decision": ""}
+                             "forecast_bin": "", "confidence": None, "speedup": None, "over_compile": None,
+                             "decision": ""}
         elif kind == "forecast":
             f = p["forecast"]
             r = rows.get(f["candidate_id"])
@@ -257,4 +265,7 @@ def candidate_rows(events: list[dict]) -> list[dict[str, Any]]:
             if r is not None:
                 r["decision"], r["status"] = "measured", m["status"]
                 r["speedup"] = m.get("speedup")
+                b = baselines.get((m.get("problem_id"), m.get("hardware_key")))
+                if r["speedup"] and m["status"] == "ok" and b is not None:
+                    r["over_compile"] = speedup_over_compile(r["speedup"], b)
     return list(rows.values())

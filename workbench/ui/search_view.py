@@ -1,5 +1,6 @@
 """Search view: pick a problem, a GPU (or a replay of one), a forecaster, a method and a budget;
-start, pause, resume; watch best speedup against GPU measurements and the candidates table."""
+start, pause, resume; watch best speedup against GPU measurements and the candidates table
+(each measured candidate's speedup over eager PyTorch and over torch.compile)."""
 from __future__ import annotations
 
 import pandas as pd
@@ -18,7 +19,9 @@ NO_DATA = ("**No recorded measurements and no GPU.** Load the shipped data "
 
 METHODS = ["screen_topk", "measure_all", "selective", "uncertainty_aware"]
 FORECASTERS = ["learned", "roofline", "none"]
-COLUMNS = ["candidate", "status", "forecast_bin", "confidence", "speedup", "decision", "origin"]
+COLUMNS = ["candidate", "status", "forecast_bin", "confidence", "speedup", "over_compile", "decision", "origin"]
+#: Column headers where the name alone is unclear.
+TITLES = {"speedup": "speedup (over eager)", "over_compile": "over torch.compile"}
 
 
 def problem_options(store) -> dict[str, str]:
@@ -82,7 +85,9 @@ class SearchView(pn.viewable.Viewer):
         self.chart = pn.pane.Bokeh(fig)
         self.table = pn.widgets.Tabulator(pd.DataFrame(columns=COLUMNS), disabled=True, show_index=False,
                                           formatters={"speedup": NumberFormatter(format="0.000", nan_format="-"),
+                                                      "over_compile": NumberFormatter(format="0.000", nan_format="-"),
                                                       "confidence": NumberFormatter(format="0.000", nan_format="-")},
+                                          titles=TITLES,
                                           sizing_mode="stretch_width", height=330, css_classes=["wb-candidates"])
         self.table.on_click(self._on_click)
         self._seen = (-1, "")
