@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import dataclasses
 import gzip
 import json
 import statistics
@@ -25,26 +26,13 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from workbench import bins  # noqa: E402
-from workbench.dataset import write_shipped  # noqa: E402
+from workbench.dataset import load_compile_baselines, write_shipped  # noqa: E402
 from workbench.problems import list_problems  # noqa: E402
 from workbench.records import Candidate, Measurement  # noqa: E402
 from workbench.store import Store  # noqa: E402
 from _common import commit as head_commit  # noqa: E402
 
 RAW = ROOT / "kernels_cache" / "raw"
-
-
-def compile_baselines(key: str) -> dict[str, dict]:
-    """The torch.compile baseline of each problem on GPU type `key`: from RAW/compile-<key>.jsonl,
-    the newest row without an error per problem (a re-measurement supersedes the first), in
-    problem order."""
-    path = RAW / f"compile-{key}.jsonl"
-    newest: dict[str, dict] = {}
-    for r in (_lines(path) if path.exists() else []):
-        if "error" not in r and (r["problem_id"] not in newest
-                                 or r["measured_at"] >= newest[r["problem_id"]]["measured_at"]):
-            newest[r["problem_id"]] = r
-    return dict(sorted(newest.items()))
 
 
 def _lines(path: Path) -> list[dict]:
@@ -64,6 +52,8 @@ def main() -> int:
     store = Store(store_path)
     store.put_problems(list_problems())
     commit = head_commit()
+    # torch.compile baselines, (problem, GPU type) -> the newest row without an error
+    raw_baselines = load_compile_baselines(RAW)
     # Every raw file of a GPU type counts; a candidate measured more than once on it (e.g. re-measured
     # with a newer timing method) keeps its newest row, and the older ones are counted as superseded.
     latest: dict[str, dict[str, Measurement]] = {}
@@ -106,12 +96,12 @@ def main() -> int:
         for m in ok:
             best[m.problem_id] = max(best.get(m.problem_id, 0.0), m.speedup)
         compiled = {}
-        baselines = compile_baselines(key)
+        baselines = {pid: b for (pid, gpu), b in sorted(raw_baselines.items()) if gpu == key}
         if baselines:
             metrics["compile_baseline_problems"] = len(baselines)
             metrics["compile_rows_by_date"] = dict(sorted(collections.Counter(
-                r["measured_at"][:10] for r in baselines.values()).items()))
-            compiled = {pid: r["speedup_over_eager"] for pid, r in baselines.items()}
+                b.measured_at[:10] for b in baselines.values()).items()))
+            compiled = {pid: b.speedup_over_eager for pid, b in baselines.items()}
         per_level = {}
         for level in (1, 2, 3):
             ids = [pid for pid in best if pid.startswith(f"L{level}/")]
@@ -128,9 +118,9 @@ def main() -> int:
         (ROOT / "benchmarks" / "results" / f"dataset-{key}.json").write_text(json.dumps(out, indent=1) + "\n")
         print(json.dumps(out))
     write_shipped(store, args.out)
-    for comp in sorted(RAW.glob("compile-*.jsonl")):
-        kept = compile_baselines(comp.stem.removeprefix("compile-"))
-        (args.out / comp.name).write_text("".join(json.dumps(r) + "\n" for r in kept.values()))
+    for gpu in sorted({gpu for _, gpu in raw_baselines}):  # one row per problem: the newest baseline
+        kept = [dataclasses.asdict(b) for (_, g), b in sorted(raw_baselines.items()) if g == gpu]
+        (args.out / f"compile-{gpu}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
     print(store.counts())
     store.close()
     store_path.unlink(missing_ok=True)
