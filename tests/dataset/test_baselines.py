@@ -7,7 +7,7 @@ import json
 import pytest
 
 from workbench.dataset import (DEFAULT_SHIPPED_DIR, CompileBaseline, DatasetError,
-                               load_compile_baselines, shipped_compile_baselines,
+                               load_compile_baselines, over_compile, shipped_compile_baselines,
                                speedup_over_compile)
 
 
@@ -93,6 +93,15 @@ def test_speedup_over_compile_divides_by_the_compiled_speedup(two_gpus):
     b = load_compile_baselines(two_gpus)[("L1/01_softmax", "h100")]  # 0.2 / 0.16 = 1.25x over eager
     assert speedup_over_compile(2.5, b) == pytest.approx(2.0)
     assert speedup_over_compile(1.0, b) == pytest.approx(0.8)  # as fast as eager: slower than compile
+
+
+def test_over_compile_looks_up_problem_and_gpu_and_needs_a_speedup(two_gpus):
+    bs = load_compile_baselines(two_gpus)
+    assert over_compile(bs, "L1/01_softmax", "h100", 2.5) == pytest.approx(2.0)
+    assert over_compile(bs, "L1/01_softmax", "h200", 3.0) == pytest.approx(3.0 / 1.5)  # 0.18 / 0.12
+    assert over_compile(bs, "L1/03_gelu", "h100", 2.0) is None   # its baseline row is an error
+    assert over_compile(bs, "L1/02_relu", "a100", 2.0) is None   # no baseline on that GPU type
+    assert over_compile(bs, "L1/01_softmax", "h100", None) is None  # failed: no speedup
 
 
 needs_baselines = pytest.mark.skipif(not any(DEFAULT_SHIPPED_DIR.glob("compile-*.jsonl")),

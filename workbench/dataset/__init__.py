@@ -9,7 +9,7 @@ Schemas: SCHEMA.md beside this file.
 """
 from __future__ import annotations
 
-from workbench.dataset.baselines import (CompileBaseline, load_compile_baselines,
+from workbench.dataset.baselines import (CompileBaseline, load_compile_baselines, over_compile,
                                          shipped_compile_baselines, speedup_over_compile)
 from workbench.dataset.errors import DatasetError
 from workbench.dataset.hf import export_hf, hf_rows
@@ -22,6 +22,6 @@ from workbench.dataset.study import KINDS, ImportResult, import_study, read_rows
 __all__ = [
     "CompileBaseline", "DEFAULT_SHIPPED_DIR", "DatasetError", "DatasetStats", "ImportResult",
     "KINDS", "RecordSet", "collect", "export_hf", "hf_rows", "import_study",
-    "load_compile_baselines", "load_into_store", "load_shipped", "read_rows",
+    "load_compile_baselines", "load_into_store", "load_shipped", "over_compile", "read_rows",
     "shipped_compile_baselines", "shipped_rows", "speedup_over_compile", "stats", "write_shipped",
 ]

@@ -71,6 +71,15 @@ def speedup_over_compile(speedup: float, baseline: CompileBaseline) -> float:
     return speedup / baseline.speedup_over_eager
 
 
+def over_compile(baselines: Mapping[tuple[str, str], CompileBaseline], problem_id: str,
+                 hardware_key: str, speedup: float | None) -> float | None:
+    """`speedup_over_compile` of a correct measurement's speedup, looked up in `baselines` by
+    (problem_id, hardware_key); None when there is no speedup (not measured, or failed) or no
+    baseline for that problem on that GPU type."""
+    b = baselines.get((problem_id, hardware_key))
+    return speedup_over_compile(speedup, b) if speedup and b is not None else None
+
+
 def _parse_date(value: str) -> datetime:
     """An ISO-8601 date; one without a zone is taken as UTC (so any two compare)."""
     d = datetime.fromisoformat(value.replace("Z", "+00:00"))

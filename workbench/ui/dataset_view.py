@@ -10,7 +10,7 @@ import panel as pn
 import param
 
 from workbench import bins
-from workbench.dataset.baselines import CompileBaseline, shipped_compile_baselines, speedup_over_compile
+from workbench.dataset.baselines import CompileBaseline, over_compile, shipped_compile_baselines
 
 ALL = "(all)"
 
@@ -34,12 +34,11 @@ def measurements_frame(store, hardware_key: str | None = None,
         c = cands.get(m.candidate_id)
         if c is None:
             c = cands[m.candidate_id] = store.get_candidate(m.candidate_id)
-        b = baselines.get((m.problem_id, m.hardware_key))
+        vs_compile = over_compile(baselines, m.problem_id, m.hardware_key, m.speedup if m.ok else None)
         rows.append({
             "candidate": m.candidate_id, "problem": m.problem_id, "gpu": m.hardware_key,
             "status": m.status.value, "speedup": m.speedup,
-            "over_compile": (speedup_over_compile(m.speedup, b) if m.ok and m.speedup and b is not None
-                             else math.nan),
+            "over_compile": math.nan if vs_compile is None else vs_compile,
             "bin": bins.label(m.bin) if m.bin is not None else "",
             "reference_ms": m.reference_ms, "candidate_ms": m.candidate_ms,
             "origin": c.origin if c else "", "backend": c.backend if c else "",

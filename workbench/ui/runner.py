@@ -226,7 +226,7 @@ def candidate_rows(events: list[dict], baselines=None) -> list[dict[str, Any]]:
     decision = "trusted" (forecast stands in) or "measured". `baselines`: keyed by
     (problem_id, hardware_key); None uses the shipped ones.
     """
-    from workbench.dataset.baselines import shipped_compile_baselines, speedup_over_compile
+    from workbench.dataset.baselines import over_compile, shipped_compile_baselines
 
     if baselines is None:
         baselines = shipped_compile_baselines()
@@ -265,7 +265,6 @@ def candidate_rows(events: list[dict], baselines=None) -> list[dict[str, Any]]:
             if r is not None:
                 r["decision"], r["status"] = "measured", m["status"]
                 r["speedup"] = m.get("speedup")
-                b = baselines.get((m.get("problem_id"), m.get("hardware_key")))
-                if r["speedup"] and m["status"] == "ok" and b is not None:
-                    r["over_compile"] = speedup_over_compile(r["speedup"], b)
+                r["over_compile"] = over_compile(baselines, m.get("problem_id"), m.get("hardware_key"),
+                                                 r["speedup"] if m["status"] == "ok" else None)
     return list(rows.values())

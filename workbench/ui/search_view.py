@@ -12,6 +12,7 @@ from bokeh.plotting import figure
 from workbench.commands.common import executor_from_env
 from workbench.errors import WorkbenchError
 from workbench.search.loop import best_curve
+from workbench.ui.dataset_view import TITLES
 from workbench.ui.runner import SearchRunner, candidate_rows
 
 NO_DATA = ("**No recorded measurements and no GPU.** Load the shipped data "
@@ -20,8 +21,6 @@ NO_DATA = ("**No recorded measurements and no GPU.** Load the shipped data "
 METHODS = ["screen_topk", "measure_all", "selective", "uncertainty_aware"]
 FORECASTERS = ["learned", "roofline", "none"]
 COLUMNS = ["candidate", "status", "forecast_bin", "confidence", "speedup", "over_compile", "decision", "origin"]
-#: Column headers where the name alone is unclear.
-TITLES = {"speedup": "speedup (over eager)", "over_compile": "over torch.compile"}
 
 
 def problem_options(store) -> dict[str, str]:
@@ -87,7 +86,7 @@ class SearchView(pn.viewable.Viewer):
                                           formatters={"speedup": NumberFormatter(format="0.000", nan_format="-"),
                                                       "over_compile": NumberFormatter(format="0.000", nan_format="-"),
                                                       "confidence": NumberFormatter(format="0.000", nan_format="-")},
-                                          titles=TITLES,
+                                          titles=dict(TITLES),
                                           sizing_mode="stretch_width", height=330, css_classes=["wb-candidates"])
         self.table.on_click(self._on_click)
         self._seen = (-1, "")
