@@ -307,8 +307,9 @@ def relative_features(problem: Problem, candidate: Candidate, peaks: Peaks,
     (each GPU's own peaks), so a model trained on one GPU reads another GPU's rows on the
     same scale. `log2_ideal_speedup` = log2(reference roofline ms / candidate ideal ms), where
     the candidate's ideal is the larger of the analytic floor at 80% of peak (tensor-core peak
-    only with `tl.dot` on bf16/fp16 inputs or outside IEEE mode) and the reference's library time (a candidate matches
-    cuBLAS/cuDNN at best, faster only by a better peak), plus its launches.
+    only with `tl.dot` on bf16/fp16 inputs or outside IEEE mode) and the reference's library
+    time (a candidate matches cuBLAS/cuDNN at best, faster only by a better peak), plus its
+    launches.
     """
     prof = reference_profile.profile(problem)
     ref = reference_profile.reference_time(prof, peaks, LAUNCH_MS)

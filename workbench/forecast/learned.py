@@ -10,7 +10,8 @@ one of two bin models (`kind`):
   follows the roofline instead of a tree's flat extrapolation, and a GPU's peaks move the
   forecast. With `ideal_offset="auto"` (the default) the share is chosen from `OFFSET_GRID`
   inside `fit`, as the one with the smallest mean absolute out-of-fold error over the same
-  problem-grouped folds that give the residuals (training rows only; `ideal_offset_`). The median is turned into a predictive distribution by adding the model's own
+  problem-grouped folds that give the residuals (training rows only; `ideal_offset_`).
+  The median is turned into a predictive distribution by adding the model's own
   *out-of-fold* residuals (folds grouped by problem, so they are the errors it makes on unseen
   problems): P(bin) = share of residuals r with median + r in that bin. The distribution is
   ordinal by construction, so neighbouring bins get mass together. A temperature T sharpens
@@ -164,8 +165,9 @@ class LearnedForecaster(Forecaster):
     `n_threads` bounds the OpenMP threads of training and prediction.
     `ideal_offset` (dimensionless, >= 0, or "auto": chosen from `OFFSET_GRID` by out-of-fold
     error on the training problems; the share used is `ideal_offset_`) is the share of the
-    roofline's ideal log2-speedup the regression target is taken relative to; `min_samples_leaf` bounds the rows of a leaf of the
-    regressor (capped at max(20, rows / 20) so small training sets still split).
+    roofline's ideal log2-speedup the regression target is taken relative to;
+    `min_samples_leaf` bounds the rows of a leaf of the regressor (capped at
+    max(20, rows / 20) so small training sets still split).
     `importances_` (mean |change of expected log2-speedup| when a feature is set to its
     median), `n_train_`, `train_problems_`, `hardware_keys_`.
     """
