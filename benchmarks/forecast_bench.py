@@ -1,12 +1,13 @@
 """Forecast benchmark: learned vs roofline forecasters on the shipped GPU measurements.
 
     .venv/bin/python benchmarks/forecast_bench.py [--data DIR] [--gpu h100] [--cross-gpu h200]
-        [--kind regression|classifier]
+        [--kind regression|classifier] [--ideal-offset auto|SHARE]
 
 Reads the shipped data (kernels_cache/shipped/, `workbench.dataset.load_shipped`), runs
 problem-level cross-validation for the learned and roofline forecasters on --gpu, and for the
 learned forecaster trains on --gpu and scores on --cross-gpu (held-out problems too), then writes
-benchmarks/results/forecast-<gpu>.json:
+benchmarks/results/forecast-<gpu>.json (with a fixed --ideal-offset SHARE, an ablation:
+forecast-offset-<SHARE>-<gpu>.json, "benchmark": "forecast-offset-<SHARE>"):
 
     {"benchmark": "forecast", "gpu", "date", "commit", "data", "learned": {settings},
      "metrics": {"learned": {...}, "roofline": {...}, "cross_gpu": {...}}}
@@ -49,7 +50,7 @@ def _metrics(result) -> dict[str, float]:
 
 def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
         plots: Path | None = None, max_iter: int = 100, kind: str = "regression",
-        calibration_folds: int = 10) -> dict:
+        calibration_folds: int = 10, ideal_offset: float | str = "auto") -> dict:
     """Run the benchmark and write `out`; returns the JSON written."""
     problems, candidates, measurements = load_shipped(data)
     keys = {m.hardware_key for m in measurements}
@@ -60,7 +61,8 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
         raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
     t0 = time.time()
     factory = lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind,  # noqa: E731
-                                        calibration_folds=calibration_folds)
+                                        calibration_folds=calibration_folds,
+                                        ideal_offset=ideal_offset)
     probe = factory()
     results = {
         "learned": evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds,
@@ -73,7 +75,7 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
                                         train_gpu=gpu, test_gpu=cross_gpu, folds=folds,
                                         seed=seed, out=plots)
     print(table(list(results.values())))
-    doc = {"benchmark": "forecast", "gpu": gpu, "learned_max_iter": max_iter,
+    doc = {"benchmark": benchmark_name(ideal_offset), "gpu": gpu, "learned_max_iter": max_iter,
            "learned": {"kind": probe.kind, "max_iter": max_iter,
                        "learning_rate": probe.learning_rate,
                        "calibration_folds": probe.calibration_folds,
@@ -93,6 +95,25 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
     return doc
 
 
+def benchmark_name(ideal_offset: float | str) -> str:
+    """"forecast" for the default forecaster; "forecast-offset-<share>" for a fixed share (an
+    ablation, written to its own results file)."""
+    return "forecast" if ideal_offset == "auto" else f"forecast-offset-{float(ideal_offset):g}"
+
+
+def _offset(text: str) -> float | str:
+    """--ideal-offset: 'auto' or a number >= 0."""
+    if text == "auto":
+        return text
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise argparse.ArgumentTypeError(f"expected 'auto' or a number >= 0, got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_SHIPPED_DIR,
@@ -110,14 +131,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--calibration-folds", type=int, default=10,
                     help="problem-grouped folds inside each training set for the out-of-fold "
                     "residuals and the temperature (default 10)")
+    ap.add_argument("--ideal-offset", type=_offset, default="auto",
+                    help="share of the roofline ideal the regression target is relative to: a "
+                    "number >= 0, or 'auto' (chosen inside each fit; the default)")
     ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
         print(f"no shipped data at {args.data}; record it on a GPU first", file=sys.stderr)
         return 1
-    out = args.out or RESULTS_DIR / f"forecast-{args.gpu}.json"
+    out = args.out or RESULTS_DIR / f"{benchmark_name(args.ideal_offset)}-{args.gpu}.json"
     run(args.data, args.gpu, args.cross_gpu or None, out, args.folds, args.seed, args.plots,
-        args.max_iter, args.kind, args.calibration_folds)
+        args.max_iter, args.kind, args.calibration_folds, args.ideal_offset)
     return 0
 
 

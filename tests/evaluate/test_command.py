@@ -69,3 +69,16 @@ def test_benchmark_refuses_synthetic_into_results(shipped):
         bench.run(shipped, "h100", None, bench.RESULTS_DIR / "forecast-h100.json")
     assert not (bench.RESULTS_DIR / "forecast-h100.json").exists() or \
         not json.loads((bench.RESULTS_DIR / "forecast-h100.json").read_text()).get("synthetic")
+
+
+def test_benchmark_fixed_ideal_offset_is_an_ablation_with_its_own_name(shipped, tmp_path, capsys):
+    bench = _bench()
+    out = tmp_path / "ablation.json"
+    assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30", "--cross-gpu", "",
+                       "--ideal-offset", "0.5", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["benchmark"] == "forecast-offset-0.5" and doc["learned"]["ideal_offset"] == 0.5
+    assert bench.benchmark_name("auto") == "forecast"
+    with pytest.raises(SystemExit):
+        bench.main(["--data", str(shipped), "--ideal-offset", "-1"])
+    assert "expected 'auto' or a number >= 0" in capsys.readouterr().err
