@@ -1,0 +1,61 @@
+"""benchmarks/_common.commit(): the commit a result names, and when it does not match the tree."""
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+from pathlib import Path
+
+import pytest
+
+_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "_common.py"
+spec = importlib.util.spec_from_file_location("bench_common", _PATH)
+common = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(common)
+
+
+def _git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=root,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+@pytest.fixture
+def repo(tmp_path, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_COMMIT", raising=False)
+    (tmp_path / "workbench").mkdir()
+    (tmp_path / "workbench" / "a.py").write_text("x = 1\n")
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results" / "r.json").write_text("{}\n")
+    (tmp_path / "kernels_cache").mkdir()
+    (tmp_path / "kernels_cache" / "rows.jsonl").write_text("{}\n")
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "one")
+    return tmp_path
+
+
+def test_clean_tree_names_head(repo):
+    assert common.commit(repo) == _git(repo, "rev-parse", "HEAD")
+
+
+def test_edited_code_is_marked(repo):
+    (repo / "workbench" / "a.py").write_text("x = 2\n")
+    head = _git(repo, "rev-parse", "HEAD")
+    assert common.commit(repo) == head + common.DIRTY
+
+
+def test_results_data_and_untracked_files_do_not_mark(repo):
+    (repo / "benchmarks" / "results" / "r.json").write_text('{"a": 1}\n')
+    (repo / "kernels_cache" / "rows.jsonl").write_text('{"b": 2}\n')
+    (repo / "workbench" / "new.py").write_text("y = 1\n")
+    assert common.commit(repo) == _git(repo, "rev-parse", "HEAD")
+
+
+def test_environment_wins(repo, monkeypatch):
+    monkeypatch.setenv("WORKBENCH_COMMIT", "0" * 40)
+    (repo / "workbench" / "a.py").write_text("x = 3\n")
+    assert common.commit(repo) == "0" * 40
+
+
+def test_no_history(tmp_path, monkeypatch):
+    monkeypatch.delenv("WORKBENCH_COMMIT", raising=False)
+    assert common.commit(tmp_path).startswith("unknown")
