@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from workbench import bins  # noqa: E402
-from workbench.dataset import load_compile_baselines, write_shipped  # noqa: E402
+from workbench.dataset import (CompileBaseline, load_compile_baselines, speedup_over_compile,  # noqa: E402
+                               write_shipped)
 from workbench.problems import list_problems  # noqa: E402
 from workbench.records import Candidate, Measurement  # noqa: E402
 from workbench.store import Store  # noqa: E402
@@ -52,8 +53,10 @@ def main() -> int:
     store = Store(store_path)
     store.put_problems(list_problems())
     commit = head_commit()
-    # torch.compile baselines, (problem, GPU type) -> the newest row without an error
-    raw_baselines = load_compile_baselines(RAW)
+    # torch.compile baselines, GPU type -> problem -> the newest row without an error
+    baselines_of: dict[str, dict[str, CompileBaseline]] = collections.defaultdict(dict)
+    for (pid, gpu), b in sorted(load_compile_baselines(RAW).items()):
+        baselines_of[gpu][pid] = b
     # Every raw file of a GPU type counts; a candidate measured more than once on it (e.g. re-measured
     # with a newer timing method) keeps its newest row, and the older ones are counted as superseded.
     latest: dict[str, dict[str, Measurement]] = {}
@@ -95,21 +98,21 @@ def main() -> int:
         best: dict[str, float] = {}
         for m in ok:
             best[m.problem_id] = max(best.get(m.problem_id, 0.0), m.speedup)
-        compiled = {}
-        baselines = {pid: b for (pid, gpu), b in sorted(raw_baselines.items()) if gpu == key}
+        baselines = baselines_of.get(key, {})
         if baselines:
             metrics["compile_baseline_problems"] = len(baselines)
             metrics["compile_rows_by_date"] = dict(sorted(collections.Counter(
                 b.measured_at[:10] for b in baselines.values()).items()))
-            compiled = {pid: b.speedup_over_eager for pid, b in baselines.items()}
         per_level = {}
         for level in (1, 2, 3):
             ids = [pid for pid in best if pid.startswith(f"L{level}/")]
             row = {"problems": len(ids), "best_speedup_over_eager_median": statistics.median(best[i] for i in ids)}
-            over = [best[i] / compiled[i] for i in ids if i in compiled]
+            with_baseline = [i for i in ids if i in baselines]
+            over = [speedup_over_compile(best[i], baselines[i]) for i in with_baseline]
             if over:
                 row["best_speedup_over_compile_median"] = statistics.median(over)
-                row["compile_speedup_over_eager_median"] = statistics.median(compiled[i] for i in ids if i in compiled)
+                row["compile_speedup_over_eager_median"] = statistics.median(
+                    baselines[i].speedup_over_eager for i in with_baseline)
                 row["compile_problems"] = len(over)
             per_level[f"level{level}"] = row
         metrics["per_level"] = per_level
@@ -118,9 +121,9 @@ def main() -> int:
         (ROOT / "benchmarks" / "results" / f"dataset-{key}.json").write_text(json.dumps(out, indent=1) + "\n")
         print(json.dumps(out))
     write_shipped(store, args.out)
-    for gpu in sorted({gpu for _, gpu in raw_baselines}):  # one row per problem: the newest baseline
-        kept = [dataclasses.asdict(b) for (_, g), b in sorted(raw_baselines.items()) if g == gpu]
-        (args.out / f"compile-{gpu}.jsonl").write_text("".join(json.dumps(r) + "\n" for r in kept))
+    for gpu, baselines in sorted(baselines_of.items()):  # one row per problem: the newest baseline
+        (args.out / f"compile-{gpu}.jsonl").write_text(
+            "".join(json.dumps(dataclasses.asdict(b)) + "\n" for b in baselines.values()))
     print(store.counts())
     store.close()
     store_path.unlink(missing_ok=True)
