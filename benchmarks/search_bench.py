@@ -14,7 +14,9 @@ Metrics per method (over problem x seed runs):
   budget; a run that never matches counts as infinite, and the median is null when more than
   half never match. `match_rate` gives the share that matched.
 
-    python benchmarks/search_bench.py --data kernels_cache/shipped --gpu h100 --budget 40 --seeds 5
+    python benchmarks/search_bench.py --data kernels_cache/shipped --gpu h100 --budget 16 --seeds 5 --k 2 --m 3
+
+(the settings of the committed search-h100.json).
 
 writes benchmarks/results/search-<gpu>.json ({"benchmark", "gpu", "date", "commit", "metrics"}).
 Only real shipped data may be written there; the tests run the same code on synthetic pools.
