@@ -116,13 +116,13 @@ def search_once(store, problem: Problem, executor, generator, forecaster, method
 
 
 def run_one(store, problem: Problem, records, hardware_key: str, method: str, seed: int, budget: int,
-            forecaster, k: int, m: int, method_kw: dict | None = None) -> dict[str, Any]:
+            forecaster, k: int, m: int, method_kw: dict | None = None, adapt: bool = True) -> dict[str, Any]:
     """One replayed search; returns its summary plus the best-so-far curve."""
     ms = [x for x in records.measurements if x.problem_id == problem.id and x.hardware_key == hardware_key]
     ex = CacheExecutor(ms, hardware_key)
     cands = [c for c in records.candidates if c.problem_id == problem.id]
     return search_once(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster, method, seed,
-                       budget, k, m, method_kw)
+                       budget, k, m, method_kw, adapt_forecasts=adapt)
 
 
 def eligible_problems(records, hardware_key: str, budget: int) -> list[Problem]:
@@ -134,23 +134,65 @@ def eligible_problems(records, hardware_key: str, budget: int) -> list[Problem]:
     return [p for p in records.problems if counts.get(p.id, 0) > budget]
 
 
+def _problem_runs(records, problem: Problem, hardware_key: str, budget: int, seeds: Sequence[int],
+                  forecaster_factory: ForecasterFactory, methods: Sequence[str], k: int, m: int,
+                  method_kw: dict[str, dict] | None, adapt: bool, store) -> list[dict[str, Any]]:
+    """Every method x seed on one problem, with one forecaster fitted for it."""
+    forecaster = forecaster_factory(records, problem.id)
+    return [run_one(store, problem, records, hardware_key, method, seed, budget, forecaster, k, m,
+                    (method_kw or {}).get(method), adapt)
+            for method in methods for seed in seeds]
+
+
+_WORKER: dict[str, Any] = {}
+
+
+def _worker_init(records) -> None:
+    _WORKER["records"] = records
+
+
+def _worker_problem(args: tuple) -> list[dict[str, Any]]:
+    problem, rest = args[0], args[1:]
+    with tempfile.TemporaryDirectory(prefix="search_bench_") as tmp:
+        with Store(Path(tmp) / "bench.sqlite") as store:
+            return _problem_runs(_WORKER["records"], problem, *rest, store)
+
+
 def run_benchmark(records, hardware_key: str, budget: int, seeds: Sequence[int],
                   forecaster_factory: ForecasterFactory, problems: Sequence[Problem] | None = None,
                   methods: Sequence[str] = METHODS, k: int = 4, m: int = 4,
-                  method_kw: dict[str, dict] | None = None, progress: bool = False) -> list[dict[str, Any]]:
-    """Every method x problem x seed; returns the per-run results."""
+                  method_kw: dict[str, dict] | None = None, progress: bool = False,
+                  adapt: bool = True, jobs: int = 1) -> list[dict[str, Any]]:
+    """Every method x problem x seed; returns the per-run results in problem, method, seed order.
+
+    `adapt`: the searches correct their forecasts with their own measurements (SearchRun's
+    adapt_forecasts). `jobs` > 1 runs that many problems at once in worker processes (each
+    fits its problem's forecaster; `forecaster_factory` must then be a module-level function);
+    the results are the same as with one job."""
     problems = list(problems) if problems is not None else eligible_problems(records, hardware_key, budget)
-    out = []
-    with tempfile.TemporaryDirectory(prefix="search_bench_") as tmp:
-        with Store(Path(tmp) / "bench.sqlite") as store:
-            for i, problem in enumerate(problems):
-                forecaster = forecaster_factory(records, problem.id)
-                for method in methods:
-                    for seed in seeds:
-                        out.append(run_one(store, problem, records, hardware_key, method, seed, budget, forecaster,
-                                           k, m, (method_kw or {}).get(method)))
-                if progress:
-                    print(f"[{i + 1}/{len(problems)}] {problem.id}", file=sys.stderr)
+    if jobs < 1:
+        raise ConfigError(f"--jobs must be at least 1, got {jobs}")
+    rest = (hardware_key, budget, list(seeds), forecaster_factory, list(methods), k, m, method_kw, adapt)
+    bar = tqdm(total=len(problems), desc="problems", unit="problem", file=sys.stderr, disable=not progress)
+    out: list[dict[str, Any]] = []
+    try:
+        if jobs == 1:
+            with tempfile.TemporaryDirectory(prefix="search_bench_") as tmp:
+                with Store(Path(tmp) / "bench.sqlite") as store:
+                    for problem in problems:
+                        out += _problem_runs(records, problem, *rest, store)
+                        bar.update(1)
+        else:
+            import multiprocessing as mp
+            from concurrent.futures import ProcessPoolExecutor
+
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("fork"),
+                                     initializer=_worker_init, initargs=(records,)) as pool:
+                for runs in pool.map(_worker_problem, [(p, *rest) for p in problems]):
+                    out += runs
+                    bar.update(1)
+    finally:
+        bar.close()
     return out
 
 
@@ -221,7 +263,9 @@ LIVE_PROBLEMS = ("L1/01_softmax", "L2/08_residual_layernorm", "L3/02_gated_mlp_s
 #: Finish reasons under which a run may end with fewer GPU measurements than its budget.
 RAN_DRY = ("exhausted", "no usable parent")
 #: Settings that must be equal for live runs to be pooled in one results file.
-LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "methods")
+LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "methods", "adapt_forecasts")
+#: Value of a live setting that live sections recorded before the setting existed lack.
+LIVE_DEFAULTS = {"adapt_forecasts": False}
 #: The executor benchmark's metric that sets the live tie tolerance (a percentage).
 TIE_KEY = "cross_process_diff_pct_median"
 #: Per-run keys written to the results file.
@@ -263,7 +307,7 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
              forecaster_factory: ForecasterFactory, methods: Sequence[str] = METHODS, k: int = 4, m: int = 4,
              max_seeds: int = 4, budget_s: float = 420.0, progress: bool = True, parallel: int = 1,
              generator_factory: GeneratorFactory = mutation_generator,
-             warm_up: Callable[[], Any] | None = None) -> dict[str, Any]:
+             warm_up: Callable[[], Any] | None = None, adapt: bool = True) -> dict[str, Any]:
     """Every problem x seed x method measured live on `executor` (shared; each run measures its own
     candidates, so each method's GPU budget is exact).
 
@@ -328,7 +372,7 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                     if isinstance(fc, Exception):
                         raise RuntimeError(f"forecaster fit failed: {type(fc).__name__}: {fc}") from fc
                     r = search_once(store, problem, executor, generator_factory(problem), fc, method, seed,
-                                    budget, k, m, max_seeds=max_seeds)
+                                    budget, k, m, max_seeds=max_seeds, adapt_forecasts=adapt)
                 except Exception as e:  # noqa: BLE001 - one failed run must not stop the others
                     rec = {**key, "budget": budget, "error": f"{type(e).__name__}: {e}",
                            "wall_s": round(time.monotonic() - t1, 2)}
@@ -408,7 +452,7 @@ def live_tie_tolerance(gpu_key: str, results_dir: Path = RESULTS_DIR) -> tuple[f
 
 def live_settings(live: dict[str, Any]) -> dict[str, Any]:
     """The `LIVE_SETTINGS` of a live section (methods as a sorted list)."""
-    return {k: (sorted(live[k]) if k == "methods" else live.get(k)) for k in LIVE_SETTINGS}
+    return {k: (sorted(live[k]) if k == "methods" else live.get(k, LIVE_DEFAULTS.get(k))) for k in LIVE_SETTINGS}
 
 
 def check_live_settings(doc: dict[str, Any] | None, settings: dict[str, Any], replace: bool, where: str) -> None:
@@ -452,7 +496,7 @@ def merge_live(doc: dict[str, Any], settings: dict[str, Any], call: dict[str, An
                if _run_key(x) not in runs]
     calls.append({**call, "runs": len(new), "replaced": replaced, "skipped": len(out["skipped"]),
                   "failed": len(out["failed"]), "hardware_fingerprint": hardware.fingerprint})
-    live = {"mode": "live", **{k_: settings[k_] for k_ in LIVE_SETTINGS}, "hardware": hardware.to_dict(),
+    live = {"mode": "live", **{k_: settings.get(k_, LIVE_DEFAULTS.get(k_)) for k_ in LIVE_SETTINGS}, "hardware": hardware.to_dict(),
             "hardware_fingerprint": hardware.fingerprint,
             "hardware_fingerprints": sorted({c["hardware_fingerprint"] for c in calls}),
             "problems": problems, "seeds": sorted({r["seed"] for r in merged}),
@@ -516,7 +560,7 @@ def live_main(args) -> int:
     settings = {"budget": args.budget, "k": args.k, "m": args.m, "max_seeds": args.max_seeds,
                 "forecaster": args.forecaster + (" (shipped h100 rows of the other problems)"
                                                  if args.forecaster == "learned" else ""),
-                "generator": "mutation (zoo seeds)", "methods": methods}
+                "generator": "mutation (zoo seeds)", "methods": methods, "adapt_forecasts": not args.no_adapt}
     executor = live_executor(args.gpu)
     try:
         hw = executor.hardware
@@ -529,7 +573,8 @@ def live_main(args) -> int:
             check_live_settings(doc, settings, args.replace_live, str(base))  # before any GPU time is spent
         warm = (lambda: warm_h100_features(records)) if args.parallel > 1 and args.forecaster == "learned" else None
         out = run_live(records, problems, executor, seeds, args.budget, factory, methods, k=args.k, m=args.m,
-                       max_seeds=args.max_seeds, budget_s=args.budget_s, parallel=args.parallel, warm_up=warm)
+                       max_seeds=args.max_seeds, budget_s=args.budget_s, parallel=args.parallel, warm_up=warm,
+                       adapt=not args.no_adapt)
     finally:
         executor.close()
     call = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "device": args.gpu,
@@ -564,6 +609,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--m", type=int, default=4)
     ap.add_argument("--forecaster", choices=("learned", "roofline"), default="learned")
     ap.add_argument("--max-problems", type=int, default=None)
+    ap.add_argument("--jobs", type=int, default=1, help="replay: problems searched at once, in worker "
+                    "processes (same results as one job)")
+    ap.add_argument("--no-adapt", action="store_true", help="searches forecast with the fitted forecaster "
+                    "only, not corrected by their own measurements of the problem (SearchRun's adapt_forecasts)")
     ap.add_argument("--out", default=None, help="default benchmarks/results/search-<gpu>.json (also the file "
                     "--rescore-live rewrites); with --live a directory that gets a copy (the only output of a "
                     "--gpu cpu run)")
@@ -611,9 +660,10 @@ def main(argv: list[str] | None = None) -> int:
     factory = learned_factory if args.forecaster == "learned" else roofline_factory
     t0 = time.time()
     results = run_benchmark(records, args.gpu, args.budget, list(range(args.seeds)), factory, problems,
-                            k=args.k, m=args.m, progress=True)
+                            k=args.k, m=args.m, progress=True, adapt=not args.no_adapt, jobs=args.jobs)
     doc = replay_doc(results, args.gpu, {"budget": args.budget, "seeds": args.seeds, "k": args.k, "m": args.m,
-                                         "forecaster": args.forecaster, "problems": [p.id for p in problems],
+                                         "forecaster": args.forecaster, "adapt_forecasts": not args.no_adapt,
+                                         "problems": [p.id for p in problems],
                                          "mode": "replay", "seconds": round(time.time() - t0, 1)})
     out = Path(args.out) if args.out else RESULTS_DIR / f"search-{args.gpu}.json"
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -8,6 +8,7 @@ from workbench import bins
 from workbench.calibration import metrics
 from workbench.errors import ConfigError, NotFittedError, WorkbenchError
 from workbench.evaluate.synthetic import SYNTHETIC_HARDWARE, make_synthetic
+from workbench.forecast.features import FEATURE_NAMES
 from workbench.forecast.learned import LearnedForecaster, relative_distribution
 
 H100 = SYNTHETIC_HARDWARE["h100"]
@@ -222,3 +223,75 @@ def test_auto_ideal_offset_is_chosen_by_out_of_fold_error_on_training_problems()
     assert fixed.offset_errors_[0.25] == pytest.approx(auto.offset_errors_[0.25])
     with pytest.raises(ConfigError):
         LearnedForecaster(ideal_offset="half")
+
+
+# ---------------------------------------------------------------- problem evidence (adapted)
+def _held_out(data, split, pid=None):
+    """(problem, [(candidate, speedup)] of its ok rows) for one held-out problem."""
+    P = {p.id: p for p in data.problems}
+    C = {c.id: c for c in data.candidates}
+    pid = pid or split[1][0].problem_id
+    rows = [(C[m.candidate_id], m.speedup) for m in split[1] if m.problem_id == pid and m.ok]
+    return P[pid], rows
+
+
+def test_evidence_correction_by_hand(data, split, model):
+    from workbench.forecast.features import feature_matrix
+
+    problem, rows = _held_out(data, split)
+    X = feature_matrix([(problem, c, H100) for c, _ in rows])
+    log2 = np.log2([s for _, s in rows])
+    r = log2 - model.predict_median(X)
+    # one evidence row: its error, wherever the forecast row is
+    assert np.allclose(model.evidence_correction(X[:1], log2[:1], X[3:6]), r[0])
+    # evidence rows with equal features: nothing to tell them apart, the mean error
+    same = np.repeat(X[:1], 3, axis=0)
+    assert np.allclose(model.evidence_correction(same, log2[:3], X[3:6]),
+                       np.mean(log2[:3] - model.predict_median(same)))
+    # two rows that differ in one feature: that feature scaled by its spread (|a - b| / 2) makes
+    # their standardised distance 2, so d2 = 4 over the one varying column
+    col = FEATURE_NAMES.index("num_warps")
+    two = np.repeat(X[:1], 2, axis=0)
+    two[1, col] += 4.0
+    y2 = np.array([0.5, -0.5])
+    r2 = y2 - model.predict_median(two)
+    w = np.exp(-4.0 / 1.0)
+    want0 = (r2[0] + w * r2[1] + 1.0 * r2.mean()) / (1 + w + 1.0)
+    want1 = (w * r2[0] + r2[1] + 1.0 * r2.mean()) / (w + 1 + 1.0)
+    assert np.allclose(model.evidence_correction(two, y2, two), [want0, want1])
+    assert np.allclose(model.evidence_correction(two, y2, two, bandwidth=2.0, prior=0.5)[0],
+                       (r2[0] + np.exp(-2.0) * r2[1] + 0.5 * r2.mean()) / (1 + np.exp(-2.0) + 0.5))
+    with pytest.raises(ConfigError, match="positive"):
+        model.evidence_correction(two, y2, two, bandwidth=0)
+
+
+def test_adapted_forecasts_use_the_problems_measurements(data, split, model):
+    """On every held-out problem, half its kernels measured as evidence: the other half's
+    medians come closer to their measurements; other problems and GPUs are untouched."""
+    errs_base, errs_adapted = [], []
+    test_ids = sorted({m.problem_id for m in split[1]})
+    for pid in test_ids:
+        problem, rows = _held_out(data, split, pid)
+        ev, rest = rows[::2], rows[1::2]
+        fc = model.adapted(problem, H100, ev)
+        base = model.forecast_batch([(problem, c) for c, _ in rest], H100)
+        adapted = fc.forecast_batch([(problem, c) for c, _ in rest], H100)
+        truth = np.log2([s for _, s in rest])
+        errs_base.append(np.mean(np.abs([f.expected_log2_speedup for f in base] - truth)))
+        errs_adapted.append(np.mean(np.abs([f.expected_log2_speedup for f in adapted] - truth)))
+        assert all("measured kernel(s) of this problem move the median" in f.reasoning for f in adapted)
+        assert fc.name == model.name
+        other, other_rows = _held_out(data, split, next(t for t in test_ids if t != pid))
+        c = other_rows[0][0]
+        assert (fc.forecast(other, c, H100).probabilities == model.forecast(other, c, H100).probabilities)
+        h200 = SYNTHETIC_HARDWARE["h200"]
+        assert (fc.forecast(problem, rest[0][0], h200).probabilities
+                == model.forecast(problem, rest[0][0], h200).probabilities)
+    assert np.mean(errs_adapted) < np.mean(errs_base)
+    # no evidence: exactly the base forecaster's forecasts
+    problem, rows = _held_out(data, split)
+    assert (model.adapted(problem, H100, []).forecast(problem, rows[0][0], H100).probabilities
+            == model.forecast(problem, rows[0][0], H100).probabilities)
+    assert data.problems[0].id != problem.id
+    with pytest.raises(ConfigError, match="candidates of that problem"):
+        model.adapted(data.problems[0], H100, rows[:1])

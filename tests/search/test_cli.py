@@ -39,3 +39,18 @@ def test_cli_errors_say_what_to_do(tmp_path, capsys):
     assert main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--method", "screen_topk",
                  "--forecaster", "none"]) == 1
     assert "needs a forecaster" in capsys.readouterr().err
+
+
+def test_cli_adapt_option_is_stored_and_kept_on_resume(tmp_path, capsys):
+    db = _db(tmp_path)
+    common = ["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
+              "--method", "screen_topk", "--budget", "6", "--forecaster", "learned", "--no-progress",
+              "--k", "2", "--m", "2"]
+    ids = []
+    for extra in (["--no-adapt"], []):
+        assert main(common + extra) == 0
+        ids.append(capsys.readouterr().err.split("search ", 1)[1].split(":", 1)[0])
+    with Store(db) as st:
+        assert [st.get_search(i)["adapt_forecasts"] for i in ids] == [False, True]
+    # resuming without the flag keeps the search's own setting instead of refusing
+    assert main(common + ["--resume", ids[0]]) == 0, capsys.readouterr().err

@@ -258,3 +258,70 @@ def test_watch_from_another_process_while_running(tmp_path, replay):
         ref = _run(st, replay, "screen_topk", budget=15, seed=5)
         ref.run()
     assert resumed.archive.signature() == ref.archive.signature()
+
+
+# ------------------------------------------------ forecasts adapted to the run's own measurements
+@pytest.fixture(scope="module")
+def learned_replay():
+    """A held-out synthetic problem replayed, and a learned forecaster fitted on the others."""
+    from workbench.evaluate.synthetic import make_synthetic
+    from workbench.forecast.learned import LearnedForecaster
+
+    problems, cands, ms = make_synthetic(n_problems=8, per_problem=40, seed=3)
+    problem = problems[3]  # its one root kernel is correct, so the search goes on from it
+    own = [m for m in ms if m.problem_id == problem.id and m.hardware_key == "h100"]
+    fc = LearnedForecaster(max_iter=20).fit(problems, cands, [m for m in ms if m.problem_id != problem.id])
+    ex = CacheExecutor(own, "h100")
+    return problem, [c for c in cands if c.problem_id == problem.id], ex, fc
+
+
+def _learned_run(store, lr, adapt=True, budget=10, seed=4):
+    problem, cands, ex, fc = lr
+    return SearchRun(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), fc,
+                     make_method("screen_topk", k=2, m=3), budget=budget, seed=seed, adapt_forecasts=adapt)
+
+
+def _forecasts(events, min_step=0):
+    return [(e["payload"]["forecast"]["candidate_id"], e["payload"]["forecast"]["probabilities"],
+             e["payload"]["forecast"]["reasoning"]) for e in events
+            if e["kind"] == "forecast" and e["payload"]["step"] >= min_step]
+
+
+def test_forecasts_adapt_to_the_runs_measurements(tmp_path, learned_replay):
+    with Store(tmp_path / "a.sqlite") as s1, Store(tmp_path / "b.sqlite") as s2:
+        on, off = _learned_run(s1, learned_replay), _learned_run(s2, learned_replay, adapt=False)
+        on.run(), off.run()
+        f_on, f_off = _forecasts(s1.events(on.search_id)), _forecasts(s2.events(off.search_id))
+        assert s1.get_search(on.search_id)["adapt_forecasts"] is True
+        assert s2.get_search(off.search_id)["adapt_forecasts"] is False
+        later = _forecasts(s1.events(on.search_id), min_step=1)
+    # step 0's seeds are forecast before anything is measured; every later forecast is adapted
+    assert 0 < len(later) < len(f_on)
+    assert all("measured kernel(s) of this problem move the median" in r for _, _, r in later)
+    assert not any("measured kernel(s)" in r for _, _, r in f_off)
+    # the same candidate forecast by both runs: the adapted forecast differs
+    base = {cid: p for cid, p, _ in f_off}
+    both = [(p, base[cid]) for cid, p, _ in later if cid in base]
+    assert both and any(a != b for a, b in both)
+
+
+def test_adapted_run_resumes_after_a_crash_with_the_same_forecasts(tmp_path, learned_replay):
+    with Store(tmp_path / "ref.sqlite") as st:
+        ref = _learned_run(st, learned_replay)
+        ref.run()
+        ref_f = _forecasts(st.events(ref.search_id))
+        n_events = len(st.events(ref.search_id))
+    for at in (n_events // 3, (2 * n_events) // 3):
+        path = tmp_path / f"crash{at}.sqlite"
+        with Store(path) as st:
+            run = _learned_run(_CrashingStore(st, at), learned_replay)
+            with pytest.raises(_Crash):
+                run.run()
+            sid = run.search_id
+        with Store(path) as st:
+            resumed = _learned_run(st, learned_replay).resume(sid)
+            resumed.run()
+            assert resumed.archive.signature() == ref.archive.signature(), f"crash at event {at}"
+            assert _forecasts(st.events(sid)) == ref_f
+        with Store(path) as st, pytest.raises(ConfigError, match="adapt_forecasts"):
+            _learned_run(st, learned_replay, adapt=False).resume(sid)

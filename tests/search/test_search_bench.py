@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,7 @@ from workbench.dataset.sources import RecordSet
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "search_bench.py"
 spec = importlib.util.spec_from_file_location("search_bench", _PATH)
 bench = importlib.util.module_from_spec(spec)
+sys.modules["search_bench"] = bench  # so worker processes (--jobs) find its functions by name
 spec.loader.exec_module(bench)
 
 
@@ -357,3 +359,16 @@ def test_replay_doc_reports_exact_and_tolerant_ties_and_keeps_the_runs(tmp_path)
     assert strict["setup"]["tie_rel"] == 0.0
     assert strict["metrics"]["replay_tolerant"] == bench.metrics(runs)
     assert strict["metrics"]["replay_tolerant"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
+
+
+def test_parallel_jobs_give_the_same_runs_as_one_job():
+    rs = _records()
+    kw = dict(budget=8, seeds=[0, 1], forecaster_factory=bench.roofline_factory, k=2, m=3,
+              methods=("measure_all", "screen_topk"))
+    one = bench.run_benchmark(rs, "h100", **kw)
+    two = bench.run_benchmark(rs, "h100", jobs=2, **kw)
+    assert len(one) == 3 * 2 * 2
+    assert [(r["problem_id"], r["method"], r["seed"], r["best_speedup"], r["curve"]) for r in one] == \
+        [(r["problem_id"], r["method"], r["seed"], r["best_speedup"], r["curve"]) for r in two]
+    with pytest.raises(bench.ConfigError, match="--jobs"):
+        bench.run_benchmark(rs, "h100", jobs=0, **kw)

@@ -40,6 +40,10 @@ def register(sub) -> None:
     p.add_argument("--m", type=int, default=4, help="screening factor: m*k children generated per parent")
     p.add_argument("--selector", choices=("puct", "islands"), default="puct")
     p.add_argument("--max-seeds", type=int, default=4, help="seed kernels measured at the start")
+    p.add_argument("--no-adapt", action="store_true",
+                   help="forecast with the fitted forecaster only; by default a learned forecaster's "
+                   "forecasts are corrected by the kernels this search has measured (--resume keeps "
+                   "the setting the search was started with)")
     p.add_argument("--resume", metavar="SEARCH_ID", help="continue a stopped or crashed search")
     p.add_argument("--list", action="store_true", help="list the searches in the database")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
@@ -120,8 +124,12 @@ def build_run(store, args):
         generator = LLMGenerator(ChatClient.from_env())
     forecaster = _forecaster(store, args, problem, executor.hardware.key)
     method = make_method(args.method, k=args.k, m=args.m)
+    adapt = not getattr(args, "no_adapt", False)
+    stored = store.get_search(args.resume) if getattr(args, "resume", None) else None
+    if stored is not None and not getattr(args, "no_adapt", False):
+        adapt = bool(stored.get("adapt_forecasts", False))  # searches from before the option: off
     return SearchRun(store, problem, executor, generator, forecaster, method, budget=args.budget, seed=args.seed,
-                     selector=make_selector(args.selector), max_seeds=args.max_seeds)
+                     selector=make_selector(args.selector), max_seeds=args.max_seeds, adapt_forecasts=adapt)
 
 
 def _executor(store, gpu: str, kind: str = "local", ray_address: str | None = None):

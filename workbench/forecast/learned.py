@@ -358,6 +358,13 @@ class LearnedForecaster(Forecaster):
             raw = self.classifier_.predict_proba(X)
         return _sharpen(self._expand(self.classifier_, raw), self.temperature_)
 
+    def _proba_shifted(self, X: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
+        """predict_proba, with the regression median moved by `shift` (log2) where given."""
+        if shift is None or self.kind != "regression":
+            return self.predict_proba(X)
+        return _sharpen(residual_bin_probabilities(self.predict_median(X) + shift, self.residuals_),
+                        self.temperature_)
+
     def predict_median(self, X: np.ndarray) -> np.ndarray:
         """(n,) the regressor's median log2-speedup (kind="regression" only)."""
         self._require_fitted()
@@ -401,6 +408,53 @@ class LearnedForecaster(Forecaster):
                        relative_to: str = "reference",
                        parents: Sequence[Candidate | None] | None = None) -> list[Forecast]:
         """Forecasts for many candidates in one model call per step; order is kept."""
+        return self._forecast_batch(items, hardware, relative_to, parents, None)
+
+    # ------------------------------------------------------------------ problem evidence
+    def evidence_correction(self, X_evidence: np.ndarray, log2_evidence: np.ndarray, X: np.ndarray,
+                            bandwidth: float = 1.0, prior: float = 1.0) -> np.ndarray:
+        """(n,) log2 correction of the median for rows `X` of one problem on one GPU, from measured
+        rows of that problem and GPU (`X_evidence`, their measured log2-speedups `log2_evidence`).
+
+        The model's errors on a problem are correlated: kernels of one problem that look alike
+        miss by similar amounts. The correction is a kernel-weighted mean of the evidence's
+        errors r_j = log2_evidence_j - median_j, weight exp(-d2 / bandwidth) with d2 the mean
+        squared difference of the features that vary among the evidence rows, each scaled by its
+        spread there; `prior` is the weight of the evidence's mean error (so a row far from every
+        evidence row gets that mean: the problem's offset). One evidence row: its error."""
+        if bandwidth <= 0 or prior <= 0:
+            raise ConfigError(f"bandwidth and prior must be positive, got {bandwidth} and {prior}")
+        X_evidence, X = np.atleast_2d(np.asarray(X_evidence, float)), np.atleast_2d(np.asarray(X, float))
+        r = np.asarray(log2_evidence, float) - self.predict_median(X_evidence)
+        if len(r) == 0:
+            return np.zeros(len(X))
+        sd = X_evidence.std(axis=0)
+        keep = sd > 1e-9
+        if not keep.any():
+            return np.full(len(X), float(r.mean()))
+        A, B = X_evidence[:, keep] / sd[keep], X[:, keep] / sd[keep]
+        d2 = ((B[:, None, :] - A[None, :, :]) ** 2).mean(axis=2)
+        w = np.exp(-d2 / bandwidth)
+        return (w @ r + prior * float(r.mean())) / (w.sum(axis=1) + prior)
+
+    def adapted(self, problem: Problem, hardware: Hardware,
+                evidence: Sequence[tuple[Candidate, float]], bandwidth: float = 1.0,
+                prior: float = 1.0) -> "AdaptedForecaster":
+        """This forecaster corrected by measured kernels of `problem` on `hardware`.
+
+        `evidence`: (candidate, measured speedup over the reference) pairs, speedups > 0.
+        Forecasts of that problem on that GPU get `evidence_correction` added to the median
+        (kind="regression"; a classifier is returned unchanged in effect); other problems and
+        GPUs are forecast as before. What a search uses once it has measured some children."""
+        self._require_fitted()
+        ev = [(c, float(s)) for c, s in evidence if s is not None and s > 0 and math.isfinite(s)]
+        if any(c.problem_id != problem.id for c, _ in ev):
+            raise ConfigError(f"evidence for {problem.id} must be candidates of that problem")
+        return AdaptedForecaster(self, problem, hardware, ev, bandwidth, prior)
+
+    def _forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware,
+                        relative_to: str, parents: Sequence[Candidate | None] | None,
+                        adapted: "AdaptedForecaster | None") -> list[Forecast]:
         self._require_fitted()
         if relative_to not in ("reference", "parent"):
             raise ValueError(f"relative_to is 'reference' or 'parent', got {relative_to!r}")
@@ -408,8 +462,11 @@ class LearnedForecaster(Forecaster):
             return []
         parents = list(parents) if parents is not None else [None] * len(items)
         X = feature_matrix([(p, c, hardware) for p, c in items])
-        probs = self.predict_proba(X)
+        shift = adapted.shift([p for p, _ in items], hardware, X) if adapted is not None else None
+        probs = self._proba_shifted(X, shift)
         medians = self.predict_median(X) if self.kind == "regression" else None
+        if medians is not None and shift is not None:
+            medians = medians + shift
         p_fail = self.predict_fail(X)
         cols = self._top_cols()
         contrib = self._contributions(X, cols)
@@ -420,7 +477,9 @@ class LearnedForecaster(Forecaster):
             idx = [i for i, par in enumerate(parents) if par is not None]
             if idx:
                 Xp = feature_matrix([(items[i][0], parents[i], hardware) for i in idx])
-                for i, row in zip(idx, self.predict_proba(Xp)):
+                pshift = (adapted.shift([items[i][0] for i in idx], hardware, Xp)
+                          if adapted is not None else None)
+                for i, row in zip(idx, self._proba_shifted(Xp, pshift)):
                     parent_probs[i] = row
         out = []
         for i, (p, c) in enumerate(items):
@@ -440,6 +499,9 @@ class LearnedForecaster(Forecaster):
                 lead = f"Boosted trees expect ~{2 ** float(dist @ _MID):.2g}x"
                 if self.kind == "regression":
                     lead += f" (median ~{2 ** float(medians[i]):.2g}x)"
+            if shift is not None and shift[i] != 0.0:
+                lead += (f"; {len(adapted.evidence)} measured kernel(s) of this problem move the "
+                         f"median by {float(shift[i]):+.2f} octaves")
             out.append(Forecast(probabilities=tuple(float(v) for v in dist),
                                 reasoning=f"{lead}; strongest features: {words}.",
                                 p_fail=float(p_fail[i]), **common))
@@ -493,3 +555,39 @@ class LearnedForecaster(Forecaster):
             raise ConfigError(f"{path}: saved with a different feature set; re-fit it "
                               "(`workbench evaluate` or LearnedForecaster().fit(...))")
         return blob["model"]
+
+
+class AdaptedForecaster(Forecaster):
+    """A fitted `LearnedForecaster` corrected by measured kernels of one problem on one GPU
+    (`LearnedForecaster.adapted`). Same name as the base: its forecasts are the base's
+    forecasts with the problem's evidence folded in, and their reasoning says by how much."""
+
+    def __init__(self, base: LearnedForecaster, problem: Problem, hardware: Hardware,
+                 evidence: list[tuple[Candidate, float]], bandwidth: float, prior: float):
+        self.base, self.problem, self.hardware = base, problem, hardware
+        self.evidence, self.bandwidth, self.prior = evidence, bandwidth, prior
+        self.name = base.name
+        self._X = (feature_matrix([(problem, c, hardware) for c, _ in evidence])
+                   if evidence else np.zeros((0, len(FEATURE_NAMES))))
+        self._log2 = np.log2([s for _, s in evidence]) if evidence else np.zeros(0)
+
+    def shift(self, problems: Sequence[Problem], hardware: Hardware, X: np.ndarray) -> np.ndarray | None:
+        """(n,) the correction for rows X (0 for rows of another problem or GPU), or None."""
+        if not self.evidence or hardware.key != self.hardware.key or self.base.kind != "regression":
+            return None
+        mine = np.array([p.id == self.problem.id for p in problems])
+        if not mine.any():
+            return None
+        out = np.zeros(len(X))
+        out[mine] = self.base.evidence_correction(self._X, self._log2, X[mine], self.bandwidth,
+                                                  self.prior)
+        return out
+
+    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
+                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
+        return self.forecast_batch([(problem, candidate)], hardware, relative_to, [parent])[0]
+
+    def forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware,
+                       relative_to: str = "reference",
+                       parents: Sequence[Candidate | None] | None = None) -> list[Forecast]:
+        return self.base._forecast_batch(items, hardware, relative_to, parents, self)

@@ -39,7 +39,9 @@ from workbench.search.methods import Method, MethodContext
 from workbench.search.selection import PUCTSelector, Selector
 
 _CONFIG_KEYS = ("problem_id", "method", "generator", "forecaster", "budget", "seed", "selector",
-                "hardware_key", "max_seeds")
+                "hardware_key", "max_seeds", "adapt_forecasts")
+#: Stored value of a config key that searches written before the key existed lack.
+_CONFIG_DEFAULTS = {"adapt_forecasts": False}
 
 
 @dataclass
@@ -82,7 +84,8 @@ class SearchRun:
 
     def __init__(self, store, problem: Problem, executor, generator: Generator, forecaster, method: Method,
                  budget: int, seed: int = 0, selector: Selector | None = None, max_seeds: int = 4,
-                 max_steps: int | None = None, max_idle: int = 25, name: str = ""):
+                 max_steps: int | None = None, max_idle: int = 25, name: str = "",
+                 adapt_forecasts: bool = True):
         if budget < 1:
             raise ConfigError(f"budget must be at least 1 GPU measurement, got {budget}")
         if method.needs_forecaster and forecaster is None:
@@ -94,6 +97,7 @@ class SearchRun:
         self.max_steps = max_steps if max_steps is not None else 20 * self.budget
         self.max_idle = max_idle
         self.name = name
+        self.adapt_forecasts = bool(adapt_forecasts)
         self.hardware = executor.hardware
         self.search_id: str | None = None
         self._stop = threading.Event()
@@ -122,7 +126,7 @@ class SearchRun:
         return {"problem_id": self.problem.id, "method": self.method.describe(), "generator": self.generator.name,
                 "forecaster": getattr(self.forecaster, "name", None), "budget": self.budget, "seed": self.seed,
                 "selector": self.selector.describe(), "hardware_key": self.hardware.key,
-                "max_seeds": self.max_seeds, "name": self.name}
+                "max_seeds": self.max_seeds, "name": self.name, "adapt_forecasts": self.adapt_forecasts}
 
     @property
     def budget_left(self) -> int:
@@ -189,10 +193,11 @@ class SearchRun:
         if info is None:
             raise ConfigError(f"no search {search_id!r} in this database; `workbench search --list` shows them")
         mine = self.config()
-        diff = [k for k in _CONFIG_KEYS if info.get(k) != mine.get(k)]
+        stored = {k: info.get(k, _CONFIG_DEFAULTS.get(k)) for k in _CONFIG_KEYS}
+        diff = [k for k in _CONFIG_KEYS if stored[k] != mine.get(k)]
         if diff:
             raise ConfigError(f"search {search_id} was started with different settings ({', '.join(diff)}: "
-                              f"{[info.get(k) for k in diff]} vs {[mine.get(k) for k in diff]}); resume it with "
+                              f"{[stored[k] for k in diff]} vs {[mine.get(k) for k in diff]}); resume it with "
                               "the same problem, method, generator, forecaster, budget and seed")
         self._reset_state()
         self.search_id = search_id
@@ -309,13 +314,25 @@ class SearchRun:
             else:
                 todo.append(c)
         if todo:
-            fs = self.forecaster.forecast_batch([(self.problem, c) for c in todo], self.hardware,
-                                                relative_to="reference")
+            fs = self._forecaster_now().forecast_batch([(self.problem, c) for c in todo], self.hardware,
+                                                       relative_to="reference")
             for f in fs:
                 self.store.put_forecast(f)
                 self._emit("forecast", {"forecast": f.to_dict()})
                 out[f.candidate_id] = f
         return out
+
+    def _forecaster_now(self):
+        """The forecaster for this step: with `adapt_forecasts` and a forecaster that can be
+        adapted (`adapted(problem, hardware, evidence)`, e.g. the learned one), corrected by
+        every correct kernel this run has measured so far (in measurement order, rebuilt from
+        the events on resume, so a resumed run forecasts exactly as an uninterrupted one)."""
+        adapt = getattr(self.forecaster, "adapted", None)
+        if not self.adapt_forecasts or adapt is None:
+            return self.forecaster
+        evidence = [(self.candidates[cid], m.speedup) for cid, m in self.measurements.items()
+                    if m.ok and m.speedup and m.speedup > 0 and cid in self.candidates]
+        return adapt(self.problem, self.hardware, evidence) if evidence else self.forecaster
 
     def _trust(self, c: Candidate, f: Forecast | None, parent_id: str) -> None:
         expected = 2.0 ** f.expected_log2_speedup if f is not None else None
