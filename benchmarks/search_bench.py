@@ -13,8 +13,17 @@ Metrics per method (over problem x seed runs):
   measure_all's median final best on that problem, or comes within the tie tolerance of it) /
   budget; a run that never matches counts as infinite, and the median is null when more than
   half never match. `match_rate` gives the share that matched.
+- win_or_tie_problem_rate and budget_fraction_to_match_problem_median: the same two aggregated by
+  problem first, as the targets read ("on >= 70% of problems", "median over problems"): a problem
+  counts as won when the median over its seeds of (final best / measure_all's on the same seed)
+  is at least 1 (within the tie tolerance); the budget fraction is the median over problems of
+  the median over each problem's seeds.
 
-    python benchmarks/search_bench.py --data kernels_cache/shipped --gpu h100 --budget 16 --seeds 5 --k 2 --m 3
+Searches adapt their forecasts to their own measurements (SearchRun's adapt_forecasts, the
+default; `--no-adapt` turns it off, recorded as setup.adapt_forecasts). `--jobs N` runs N problems
+at once in worker processes, with the same results as one job.
+
+    python benchmarks/search_bench.py --data kernels_cache/shipped --gpu h100 --budget 16 --seeds 5 --k 2 --m 3 --jobs 16
 
 (the settings of the committed search-h100.json).
 
@@ -230,11 +239,26 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: fl
             if t is not None:
                 hit = next((used for used, best in r["curve"] if best >= t * floor), None)
                 fracs.append(hit / r["budget"] if hit is not None else math.inf)
+        ratios: dict[str, list[float]] = {}  # problem -> final best / measure_all's, seed by seed
+        pfracs: dict[str, list[float]] = {}  # problem -> budget fractions to match
+        for r in runs:
+            b = base.get((r["problem_id"], r["seed"]))
+            if b is not None:
+                ratios.setdefault(r["problem_id"], []).append(
+                    r["best_speedup"] / b["best_speedup"] if b["best_speedup"] > 0
+                    else (math.inf if r["best_speedup"] > 0 else 1.0))
+            t = target.get(r["problem_id"])
+            if t is not None:
+                hit = next((used for used, best in r["curve"] if best >= t * floor), None)
+                pfracs.setdefault(r["problem_id"], []).append(hit / r["budget"] if hit is not None else math.inf)
+        per_problem_win = [statistics.median(v) >= floor for v in ratios.values()]
         out[method] = {
             "runs": len(runs),
             "final_best_speedup_median": _median([r["best_speedup"] for r in runs]),
             "win_or_tie_rate_equal_budget": sum(wins) / len(wins) if wins else None,
+            "win_or_tie_problem_rate": sum(per_problem_win) / len(per_problem_win) if per_problem_win else None,
             "budget_fraction_to_match_median": _median(fracs),
+            "budget_fraction_to_match_problem_median": _median([statistics.median(v) for v in pfracs.values()]),
             "match_rate": sum(1 for f in fracs if not math.isinf(f)) / len(fracs) if fracs else None,
             "candidates_considered_mean": statistics.fmean(r["considered"] for r in runs) if runs else None,
             "gpu_measurements_max": max((r["gpu_measurements"] for r in runs), default=0),
@@ -667,13 +691,14 @@ def main(argv: list[str] | None = None) -> int:
                                          "mode": "replay", "seconds": round(time.time() - t0, 1)})
     out = Path(args.out) if args.out else RESULTS_DIR / f"search-{args.gpu}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    if out.exists():  # a replay re-run keeps the live runs recorded in the same file
+    if out.exists():  # a replay re-run keeps the live runs recorded in the same file (every live* key)
         old = json.loads(out.read_text())
-        if "live" in old.get("metrics", {}):
-            for key in ("live", "live_strict"):
-                if key in old["metrics"]:
-                    doc["metrics"][key] = old["metrics"][key]
-            doc["live"] = old["live"]
+        for key, value in old.get("metrics", {}).items():
+            if key.startswith("live"):
+                doc["metrics"][key] = value
+        for key, value in old.items():
+            if key.startswith("live"):
+                doc[key] = value
     out.write_text(json.dumps(doc, indent=2) + "\n")
     print(json.dumps(doc["metrics"], indent=2))
     return 0

@@ -7,6 +7,7 @@ import pytest
 
 from conftest import ConfidencePolicy
 from workbench import bins
+from workbench.errors import ConfigError
 from workbench.records import Candidate, Forecast, Measurement, Status
 from workbench.search.generators import GenerationContext, ReplayGenerator, extract_module, render_prompt
 from workbench.search.methods import MethodContext, expected_improvement, make_method
@@ -62,10 +63,45 @@ def test_uncertainty_aware_skips_no_gain_and_ranks_by_ei():
     kids = [_c(i) for i in range(4)]
     fc = {kids[0].id: _f(kids[0], 2, conf=1.0), kids[1].id: _f(kids[1], 7, conf=0.5),
           kids[2].id: _f(kids[2], 5, conf=0.5), kids[3].id: _f(kids[3], 3, conf=1.0)}
-    m = make_method("uncertainty_aware", k=3, m=2, policy_factory=lambda: ConfidencePolicy(0.99), min_calibration=10**6)
-    plan = m.plan(kids, fc, MethodContext(1.5, 10))
-    assert plan.measure[:2] == [kids[1].id, kids[2].id]
-    assert kids[0].id not in plan.measure and kids[3].id not in plan.measure
+    for rank in ("ei", "expected"):
+        m = make_method("uncertainty_aware", k=3, m=2, policy_factory=lambda: ConfidencePolicy(0.99),
+                        min_calibration=10**6, rank=rank)
+        plan = m.plan(kids, fc, MethodContext(1.5, 10))
+        assert plan.measure[:2] == [kids[1].id, kids[2].id]
+        assert kids[0].id not in plan.measure and kids[3].id not in plan.measure
+
+
+def test_uncertainty_aware_rank_orders_by_ei_or_by_expected_speedup():
+    a, b = _c(0), _c(1)
+    fc = {a.id: _f(a, 5, conf=1.0),  # surely 1.68x: EI over 1.5x small, expected high
+          b.id: _f(b, 2, conf=0.5)}  # probably 0.6x, but 1/14 on each faster bin: larger EI
+    ctx = MethodContext(1.5, 10)
+    assert expected_improvement(fc[b.id], 1.5) > expected_improvement(fc[a.id], 1.5)
+    assert fc[a.id].expected_log2_speedup > fc[b.id].expected_log2_speedup
+    kw = dict(k=1, m=2, policy_factory=lambda: ConfidencePolicy(0.99), min_calibration=10**6)
+    assert make_method("uncertainty_aware", rank="ei", **kw).plan([a, b], fc, ctx).measure == [b.id]
+    assert make_method("uncertainty_aware", **kw).plan([a, b], fc, ctx).measure == [a.id]  # default
+    with pytest.raises(ConfigError, match="rank"):
+        make_method("uncertainty_aware", rank="random")
+
+
+def test_uncertainty_aware_can_measure_improvement_over_the_best_so_far():
+    kids = [_c(i) for i in range(3)]
+    # sure 1.68x (bin 5), sure 2.83x (bin 6), sure 5.66x (bin 7)
+    fc = {c.id: _f(c, b, conf=1.0) for c, b in zip(kids, (5, 6, 7))}
+    kw = dict(k=3, m=1, policy_factory=lambda: ConfidencePolicy(0.99), min_calibration=10**6)
+    ctx = MethodContext(1.0, 10, best_speedup=3.0)  # parent 1x, best so far 3x
+    over_parent = make_method("uncertainty_aware", **kw).plan(kids, fc, ctx)
+    over_best = make_method("uncertainty_aware", improve_over="best", **kw).plan(kids, fc, ctx)
+    assert over_parent.measure == [kids[2].id, kids[1].id, kids[0].id]  # all beat the parent
+    assert over_best.measure == [kids[2].id]  # only the 5.66x one can beat 3x
+    assert over_best.scores[kids[2].id] == pytest.approx((bins.MIDPOINTS[7] - 3.0) / 3.0)
+    # no correct measurement yet: the best is unknown, gains are counted from 1x
+    none_yet = make_method("uncertainty_aware", improve_over="best", **kw).plan(kids, fc, MethodContext(2.0, 10))
+    assert none_yet.scores[kids[0].id] == pytest.approx(bins.MIDPOINTS[5] - 1.0)
+    assert make_method("uncertainty_aware", improve_over="best").describe()["improve_over"] == "best"
+    with pytest.raises(ConfigError, match="improve_over"):
+        make_method("uncertainty_aware", improve_over="grandparent")
 
 
 def test_replay_generator_prefers_recorded_children_then_same_problem():

@@ -60,6 +60,19 @@ def test_metrics_on_hand_made_results():
     assert met["screen_topk"]["win_or_tie_rate_equal_budget"] == 1.0
     assert met["screen_topk"]["final_best_speedup_median"] == pytest.approx(1.75)
     assert met["measure_all"]["match_rate"] == 0.5
+    # by problem (one problem here): seed ratios 2.0/2.0 and 1.5/1.0 -> median 1.25 >= 1, a win;
+    # budget fractions (0.2, 0.6) -> 0.4; measure_all's (0.5, never) -> median never -> None
+    assert met["screen_topk"]["win_or_tie_problem_rate"] == 1.0
+    assert met["screen_topk"]["budget_fraction_to_match_problem_median"] == pytest.approx(0.4)
+    assert met["measure_all"]["budget_fraction_to_match_problem_median"] is None
+    # a second problem on which screen_topk loses on both seeds (ratios 0.5, 0.9): half the problems
+    more = results + [r("measure_all", 0, 2.0, [(1, 2.0)], "Q"), r("measure_all", 1, 2.0, [(1, 2.0)], "Q"),
+                      r("screen_topk", 0, 1.0, [(1, 1.0)], "Q"), r("screen_topk", 1, 1.8, [(1, 1.8)], "Q")]
+    met2 = bench.metrics(more)
+    assert met2["screen_topk"]["win_or_tie_problem_rate"] == 0.5
+    assert met2["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5  # 2 of 4 runs
+    # with a 10% tie tolerance the 0.9 seed ties, but the median ratio (0.7) still loses
+    assert bench.metrics(more, tie_rel=0.1)["screen_topk"]["win_or_tie_problem_rate"] == 0.5
 
 
 def test_main_refuses_too_little_data(tmp_path):

@@ -253,7 +253,9 @@ class SearchRun:
             proposals = self._reuse_or(lambda: self.generator.children(ctx))
             new = self._record_generated(proposals, parent=parent)
             fc = self._forecast(new)
-            plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.budget_left, list(self.history)))
+            best = self.archive.best_measured()
+            plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.budget_left, list(self.history),
+                                                           best.speedup if best is not None else None))
             by_id = {c.id: c for c in new}
             for cid in plan.trust:
                 self._trust(by_id[cid], fc.get(cid), parent_id)
