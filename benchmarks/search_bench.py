@@ -516,8 +516,12 @@ def merge_live(doc: dict[str, Any], settings: dict[str, Any], call: dict[str, An
     order = {"problem": {p: i for i, p in enumerate(problems)}, "method": {x: i for i, x in enumerate(METHODS)}}
     merged = sorted(runs.values(), key=lambda r: (r["seed"], order["problem"].get(r["problem_id"], len(problems)),
                                                   order["method"].get(r["method"], len(METHODS)), r["method"]))
-    pending = [x for x in [*old.get("skipped", []), *out["skipped"], *old.get("failed", []), *out["failed"]]
-               if _run_key(x) not in runs]
+    pending_by_key: dict[tuple[str, str, int], dict[str, Any]] = {}  # a later call's entry wins
+    for x in [*old.get("skipped", []), *old.get("failed", []), *out["skipped"], *out["failed"]]:
+        if _run_key(x) not in runs:
+            pending_by_key.pop(_run_key(x), None)
+            pending_by_key[_run_key(x)] = x
+    pending = list(pending_by_key.values())
     calls.append({**call, "runs": len(new), "replaced": replaced, "skipped": len(out["skipped"]),
                   "failed": len(out["failed"]), "hardware_fingerprint": hardware.fingerprint})
     live = {"mode": "live", **{k_: settings.get(k_, LIVE_DEFAULTS.get(k_)) for k_ in LIVE_SETTINGS}, "hardware": hardware.to_dict(),

@@ -266,6 +266,12 @@ def test_merge_adds_runs_replaces_same_key_and_reports_strict_and_tolerant(tmp_p
     assert live["gpu_measurements_used"] == 16 and live["commit"] == "def"
     assert doc["metrics"]["live"]["screen_topk"]["runs"] == 2
     assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5  # 1.5 < 2.0, 1.2 > 1.0
+    # a run skipped by two calls in a row is listed once
+    skip = {"problem_id": "P", "method": "screen_topk", "seed": 2}
+    for _ in range(2):
+        bench.merge_live(doc, _SETTINGS, _call([2]), {"runs": [], "skipped": [skip], "failed": []}, hw,
+                         results_dir=tmp_path)
+    assert doc["live"]["skipped"] == [skip]
 
 
 def test_merge_refuses_other_settings_unless_replace_live(tmp_path):
