@@ -31,3 +31,17 @@ class Forecaster(abc.ABC):
         parents = parents or [None] * len(items)
         return [self.forecast(p, c, hardware, parent=par, relative_to=relative_to)
                 for (p, c), par in zip(items, parents)]
+
+
+class BatchForecaster(Forecaster):
+    """A forecaster whose `forecast_batch` does the work; `forecast` is a batch of one."""
+
+    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
+                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
+        return self.forecast_batch([(problem, candidate)], hardware, relative_to, [parent])[0]
+
+    @abc.abstractmethod
+    def forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware,
+                       relative_to: str = "reference",
+                       parents: Sequence[Candidate | None] | None = None) -> list[Forecast]:
+        """Many forecasts, order kept."""

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from workbench.forecast.base import Forecaster
+from workbench.forecast.base import BatchForecaster, Forecaster
 from workbench.records import Candidate, Forecast, Hardware, Problem
 
 
@@ -93,17 +93,13 @@ class ForecastCache:
             self._db = None
 
 
-class CachedForecaster(Forecaster):
+class CachedForecaster(BatchForecaster):
     """Wraps a forecaster; answers repeated (problem, candidate, hardware, parent) from the cache."""
 
     def __init__(self, inner: Forecaster, cache: ForecastCache):
         self.inner = inner
         self.cache = cache
         self.name = inner.name
-
-    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
-                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
-        return self.forecast_batch([(problem, candidate)], hardware, relative_to, [parent])[0]
 
     def forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware,
                        relative_to: str = "reference",

@@ -46,7 +46,7 @@ from threadpoolctl import threadpool_limits
 
 from workbench import bins
 from workbench.errors import ConfigError, NotFittedError, WorkbenchError
-from workbench.forecast.base import Forecaster
+from workbench.forecast.base import BatchForecaster
 from workbench.forecast.features import FEATURE_NAMES, feature_matrix
 from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem
 
@@ -154,7 +154,7 @@ def residual_bin_probabilities(median: np.ndarray, residuals: np.ndarray,
     return p / p.sum(axis=1, keepdims=True)
 
 
-class LearnedForecaster(Forecaster):
+class LearnedForecaster(BatchForecaster):
     """Gradient-boosted bin classifier over static features (see module doc).
 
     Learned attributes after `fit`: `classifier_` (the bin model: a regressor for
@@ -399,11 +399,6 @@ class LearnedForecaster(Forecaster):
     def _top_cols(self) -> np.ndarray:
         return np.argsort(-self.importances_)[: self.explain_top]
 
-    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
-                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
-        return self.forecast_batch([(problem, candidate)], hardware, relative_to,
-                                   [parent])[0]
-
     def forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware,
                        relative_to: str = "reference",
                        parents: Sequence[Candidate | None] | None = None) -> list[Forecast]:
@@ -557,7 +552,7 @@ class LearnedForecaster(Forecaster):
         return blob["model"]
 
 
-class AdaptedForecaster(Forecaster):
+class AdaptedForecaster(BatchForecaster):
     """A fitted `LearnedForecaster` corrected by measured kernels of one problem on one GPU
     (`LearnedForecaster.adapted`). Same name as the base: its forecasts are the base's
     forecasts with the problem's evidence folded in, and their reasoning says by how much."""
@@ -582,10 +577,6 @@ class AdaptedForecaster(Forecaster):
         out[mine] = self.base.evidence_correction(self._X, self._log2, X[mine], self.bandwidth,
                                                   self.prior)
         return out
-
-    def forecast(self, problem: Problem, candidate: Candidate, hardware: Hardware,
-                 parent: Candidate | None = None, relative_to: str = "reference") -> Forecast:
-        return self.forecast_batch([(problem, candidate)], hardware, relative_to, [parent])[0]
 
     def forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware,
                        relative_to: str = "reference",
