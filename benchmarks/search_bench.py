@@ -230,17 +230,8 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: fl
     out: dict[str, dict[str, Any]] = {}
     for method in sorted({r["method"] for r in results}, key=lambda x: (x != baseline, x)):
         runs = [r for r in results if r["method"] == method]
-        wins, fracs = [], []
-        for r in runs:
-            b = base.get((r["problem_id"], r["seed"]))
-            if b is not None:
-                wins.append(r["best_speedup"] >= b["best_speedup"] * floor)
-            t = target.get(r["problem_id"])
-            if t is not None:
-                hit = next((used for used, best in r["curve"] if best >= t * floor), None)
-                fracs.append(hit / r["budget"] if hit is not None else math.inf)
         ratios: dict[str, list[float]] = {}  # problem -> final best / measure_all's, seed by seed
-        pfracs: dict[str, list[float]] = {}  # problem -> budget fractions to match
+        pfracs: dict[str, list[float]] = {}  # problem -> budget fractions to match (inf: never)
         for r in runs:
             b = base.get((r["problem_id"], r["seed"]))
             if b is not None:
@@ -251,6 +242,8 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: fl
             if t is not None:
                 hit = next((used for used, best in r["curve"] if best >= t * floor), None)
                 pfracs.setdefault(r["problem_id"], []).append(hit / r["budget"] if hit is not None else math.inf)
+        wins = [x >= floor for v in ratios.values() for x in v]
+        fracs = [f for v in pfracs.values() for f in v]
         per_problem_win = [statistics.median(v) >= floor for v in ratios.values()]
         out[method] = {
             "runs": len(runs),

@@ -352,18 +352,20 @@ class LearnedForecaster(BatchForecaster):
         """(n, 8) calibrated bin probabilities for a feature matrix."""
         self._require_fitted()
         if getattr(self, "kind", "classifier") == "regression":
-            return _sharpen(residual_bin_probabilities(self.predict_median(X), self.residuals_),
-                            self.temperature_)
+            return self._proba_of_median(self.predict_median(X))
         with threadpool_limits(self.n_threads):
             raw = self.classifier_.predict_proba(X)
         return _sharpen(self._expand(self.classifier_, raw), self.temperature_)
+
+    def _proba_of_median(self, medians: np.ndarray) -> np.ndarray:
+        """(n, 8) calibrated bin probabilities of the regression's (n,) log2 medians."""
+        return _sharpen(residual_bin_probabilities(medians, self.residuals_), self.temperature_)
 
     def _proba_shifted(self, X: np.ndarray, shift: np.ndarray | None) -> np.ndarray:
         """predict_proba, with the regression median moved by `shift` (log2) where given."""
         if shift is None or self.kind != "regression":
             return self.predict_proba(X)
-        return _sharpen(residual_bin_probabilities(self.predict_median(X) + shift, self.residuals_),
-                        self.temperature_)
+        return self._proba_of_median(self.predict_median(X) + shift)
 
     def predict_median(self, X: np.ndarray) -> np.ndarray:
         """(n,) the regressor's median log2-speedup (kind="regression" only)."""
@@ -458,10 +460,14 @@ class LearnedForecaster(BatchForecaster):
         parents = list(parents) if parents is not None else [None] * len(items)
         X = feature_matrix([(p, c, hardware) for p, c in items])
         shift = adapted.shift([p for p, _ in items], hardware, X) if adapted is not None else None
-        probs = self._proba_shifted(X, shift)
-        medians = self.predict_median(X) if self.kind == "regression" else None
-        if medians is not None and shift is not None:
-            medians = medians + shift
+        medians = None
+        if self.kind == "regression":  # one model call gives the medians and the probabilities
+            medians = self.predict_median(X)
+            if shift is not None:
+                medians = medians + shift
+            probs = self._proba_of_median(medians)
+        else:
+            probs = self.predict_proba(X)
         p_fail = self.predict_fail(X)
         cols = self._top_cols()
         contrib = self._contributions(X, cols)

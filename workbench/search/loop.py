@@ -333,7 +333,7 @@ class SearchRun:
         if not self.adapt_forecasts or adapt is None:
             return self.forecaster
         evidence = [(self.candidates[cid], m.speedup) for cid, m in self.measurements.items()
-                    if m.ok and m.speedup and m.speedup > 0 and cid in self.candidates]
+                    if m.ok and cid in self.candidates]  # adapted() keeps the positive speedups
         return adapt(self.problem, self.hardware, evidence) if evidence else self.forecaster
 
     def _trust(self, c: Candidate, f: Forecast | None, parent_id: str) -> None:
