@@ -126,3 +126,34 @@ def test_policy_argument_errors():
         ThresholdPolicy()
     with pytest.raises(ValueError):
         ThresholdPolicy(threshold=0.5, score="nope")
+
+
+def test_calibrate_with_held_out_arrays_and_own_forecasts():
+    from workbench.calibration.conformal import ConformalRiskController
+    from workbench.calibration.errors import MetricInputError
+
+    fs, ms = _data()
+    # held-out rows: two sure (0.65) forecasts of bin 4, one right and one wrong, one unsure
+    probs = np.array([fs[0].probabilities, fs[1].probabilities, fs[2].probabilities])
+    y = np.array([4, 6, 4])
+    # the same rows as arrays or as forecasts with measurements give the same policy
+    from_arrays = ThresholdPolicy(coverage=0.5).calibrate_with((probs, y))
+    from_records = ThresholdPolicy(coverage=0.5).calibrate(fs[:3], ms[:3])
+    assert (from_arrays.threshold_, from_arrays.coverage_, from_arrays.risk_) == \
+        (from_records.threshold_, from_records.coverage_, from_records.risk_)
+    # both parts pooled: 3 held-out rows + 4 labelled forecasts (e failed, not counted)
+    both = ThresholdPolicy(threshold=0.5).calibrate_with((probs, y), fs, ms)
+    assert both.n_calibration_ == 7 and both.coverage_ == pytest.approx(4 / 7)
+    assert both.risk_ == pytest.approx(2 / 4)  # a and held-out row 0 right; b and held-out row 1 wrong
+    assert ThresholdPolicy(threshold=0.5).calibrate_with(None, fs, ms).n_calibration_ == 4
+    # 40 sure-and-right and 40 unsure-and-wrong held-out rows: the conformal controller
+    # certifies the sure forecasts only
+    rows = np.vstack([np.tile(probs[:1], (40, 1)), np.tile(probs[2:], (40, 1))])
+    crc = ConformalRiskController(target_risk=0.2, delta=0.1).calibrate_with(
+        (rows, np.r_[np.full(40, 4), np.full(40, 5)]))
+    assert crc.coverage_ == pytest.approx(0.5) and crc.risk_ == 0.0
+    assert crc.decide(fs[0]) == "trust" and crc.decide(fs[2]) == "defer"
+    with pytest.raises(MetricInputError, match="nothing to calibrate"):
+        ThresholdPolicy(threshold=0.5).calibrate_with(None)
+    with pytest.raises(MetricInputError):
+        ThresholdPolicy(threshold=0.5).calibrate_arrays([0.5, 0.6], [1.0])

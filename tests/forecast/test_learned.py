@@ -295,3 +295,31 @@ def test_adapted_forecasts_use_the_problems_measurements(data, split, model):
     assert data.problems[0].id != problem.id
     with pytest.raises(ConfigError, match="candidates of that problem"):
         model.adapted(data.problems[0], H100, rows[:1])
+
+
+# ---------------------------------------------------------------- held-out calibration set
+def test_calibration_set_is_the_out_of_fold_forecasts_of_the_training_rows(data, split, model):
+    probs, y = model.calibration_set()
+    ok = [m for m in split[0] if m.ok]
+    assert probs.shape == (len(ok), 8) and np.allclose(probs.sum(axis=1), 1.0)
+    assert np.array_equal(np.bincount(y, minlength=8), np.bincount([m.bin for m in ok], minlength=8))
+    # the temperature is fitted so the mean confidence matches the accuracy on exactly these rows
+    assert probs.max(axis=1).mean() == pytest.approx(np.mean(probs.argmax(axis=1) == y), abs=0.02)
+    # out of fold: a row's problem was held out, so the set is less accurate than in-sample forecasts
+    X_rows = _rows(data, ok)
+    in_sample = np.array([f.probabilities for f in model.forecast_batch(X_rows, H100)])
+    y_rows = np.array([m.bin for m in ok])
+    assert metrics.nll(probs, y) > metrics.nll(in_sample, y_rows)
+    # the adapted forecaster hands on its base's set; one training problem gives none
+    problem, evidence = _held_out(data, split)
+    assert np.array_equal(model.adapted(problem, H100, evidence).calibration_set()[0], probs)
+    problems, candidates, _ = data
+    one = [m for m in split[0] if m.problem_id == split[0][0].problem_id]
+    assert LearnedForecaster(max_iter=20).fit(problems, candidates, one).calibration_set() is None
+
+
+def test_classifier_kind_keeps_a_calibration_set_too(data, split):
+    problems, candidates, _ = data
+    clf = LearnedForecaster(max_iter=20, kind="classifier").fit(problems, candidates, split[0])
+    probs, y = clf.calibration_set()
+    assert probs.shape == (sum(m.ok for m in split[0]), 8) and len(y) == len(probs)

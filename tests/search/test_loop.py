@@ -325,3 +325,45 @@ def test_adapted_run_resumes_after_a_crash_with_the_same_forecasts(tmp_path, lea
             assert _forecasts(st.events(sid)) == ref_f
         with Store(path) as st, pytest.raises(ConfigError, match="adapt_forecasts"):
             _learned_run(st, learned_replay, adapt=False).resume(sid)
+
+
+def test_default_conformal_policy_calibrates_on_a_long_runs_history(store, replay):
+    # budget past min_calibration (16): the default policy (the conformal controller) is built
+    # and calibrated on the run's own measured forecasts, and the run spends its whole budget
+    problem, cands, ms, ex = replay
+    method = make_method("selective", k=2, m=3)
+    run = SearchRun(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), NoisyOracleForecaster(ms),
+                    method, budget=30, seed=0)
+    summary = run.run()
+    assert summary["gpu_measurements"] == 30 and summary["finish_reason"] == "budget spent"
+    assert method._calibrated_on >= method.min_calibration and type(method._policy).__name__ == "ConformalRiskController"
+
+
+class _HeldOutOracle(NoisyOracleForecaster):
+    """The test oracle with a held-out set on which its 0.7 forecasts are right, its 0.4 ones wrong."""
+
+    def calibration_set(self):
+        import numpy as np
+
+        sure, unsure = np.full(8, 0.3 / 7), np.full(8, 0.6 / 7)
+        sure[2], unsure[2] = 0.7, 0.4
+        return np.vstack([np.tile(sure, (50, 1)), np.tile(unsure, (50, 1))]), np.r_[[2] * 50, [5] * 50]
+
+
+def test_the_forecasters_held_out_set_lets_the_policy_trust_from_the_first_step(tmp_path, replay):
+    problem, cands, ms, ex = replay
+    out = {}
+    for name, forecaster in (("plain", NoisyOracleForecaster(ms)), ("held_out", _HeldOutOracle(ms))):
+        with Store(tmp_path / f"{name}.sqlite") as s:
+            run = SearchRun(s, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster,
+                            make_method("selective", k=2, m=3), budget=8, seed=0)
+            out[name] = run.run()
+            trusted = [e["payload"]["candidate_id"] for e in s.events(run.search_id) if e["kind"] == "trusted"]
+            fcs = {e["payload"]["forecast"]["candidate_id"]: e["payload"]["forecast"]
+                   for e in s.events(run.search_id) if e["kind"] == "forecast"}
+        assert out[name]["gpu_measurements"] == 8
+        if name == "plain":  # 8 measured pairs < min_calibration: nothing trusted
+            assert trusted == []
+        else:  # the confident (0.7) forecasts stand in for measurements, the 0.4 ones never
+            assert trusted and all(max(fcs[cid]["probabilities"]) == pytest.approx(0.7) for cid in trusted)
+    assert out["held_out"]["candidates_considered"] > out["plain"]["candidates_considered"]

@@ -59,16 +59,37 @@ def test_expected_improvement():
     assert expected_improvement(sure_fast, 4.0) < expected_improvement(sure_fast, 1.0)
 
 
-def test_uncertainty_aware_skips_no_gain_and_ranks_by_ei():
-    kids = [_c(i) for i in range(4)]
-    fc = {kids[0].id: _f(kids[0], 2, conf=1.0), kids[1].id: _f(kids[1], 7, conf=0.5),
-          kids[2].id: _f(kids[2], 5, conf=0.5), kids[3].id: _f(kids[3], 3, conf=1.0)}
-    for rank in ("ei", "expected"):
-        m = make_method("uncertainty_aware", k=3, m=2, policy_factory=lambda: ConfidencePolicy(0.99),
-                        min_calibration=10**6, rank=rank)
-        plan = m.plan(kids, fc, MethodContext(1.5, 10))
-        assert plan.measure[:2] == [kids[1].id, kids[2].id]
-        assert kids[0].id not in plan.measure and kids[3].id not in plan.measure
+def test_uncertainty_aware_trusts_only_confident_no_gain_and_measures_unsure_or_promising():
+    kids = [_c(i) for i in range(5)]
+    fc = {kids[0].id: _f(kids[0], 2, conf=1.0),   # confident, no gain over 1.5x: trusted
+          kids[1].id: _f(kids[1], 7, conf=0.5),   # unsure, promising
+          kids[2].id: _f(kids[2], 5, conf=0.5),   # unsure, promising
+          kids[3].id: _f(kids[3], 3, conf=1.0),   # confident, no gain: trusted
+          kids[4].id: _f(kids[4], 6, conf=1.0)}   # confident and promising: measured all the same
+    assert expected_improvement(fc[kids[0].id], 1.5) == 0.0 == expected_improvement(fc[kids[3].id], 1.5)
+    for rank, first in (("ei", kids[1]), ("expected", kids[4])):
+        plan = make_method("uncertainty_aware", k=4, m=2, policy=ConfidencePolicy(0.99), rank=rank).plan(
+            kids, fc, MethodContext(1.5, 10))
+        assert set(plan.measure) == {kids[i].id for i in (1, 2, 4)} and plan.measure[0] == first.id
+        assert set(plan.trust) == {kids[0].id, kids[3].id} and plan.drop == []  # budget left goes on
+    # an unsure no-gain forecast is not trusted: it competes for a measurement like the rest
+    unsure_slow = {c.id: _f(c, 2, conf=0.5) for c in kids[:2]}
+    plan = make_method("uncertainty_aware", k=2, m=1, policy=ConfidencePolicy(0.99)).plan(
+        kids[:2], unsure_slow, MethodContext(1.5, 10))
+    assert sorted(plan.measure) == sorted(c.id for c in kids[:2]) and plan.trust == []
+    # without a calibrated policy nothing is trusted: the top k by expected speedup, as screen_topk
+    never = make_method("uncertainty_aware", k=2, m=3, policy_factory=lambda: ConfidencePolicy(0.99),
+                        min_calibration=10**6)
+    screen = make_method("screen_topk", k=2, m=3)
+    assert never.plan(kids, fc, MethodContext(1.5, 10)).measure == screen.plan(kids, fc, MethodContext(1.5, 10)).measure
+
+
+def test_uncertainty_aware_measures_at_least_one_when_every_child_is_confident_no_gain():
+    kids = [_c(i) for i in range(3)]
+    fc = {c.id: _f(c, b, conf=1.0) for c, b in zip(kids, (0, 2, 1))}
+    plan = make_method("uncertainty_aware", k=2, m=2, policy=ConfidencePolicy(0.9)).plan(
+        kids, fc, MethodContext(2.0, 10))
+    assert plan.measure == [kids[1].id] and plan.trust == [kids[2].id, kids[0].id]
 
 
 def test_uncertainty_aware_rank_orders_by_ei_or_by_expected_speedup():
@@ -89,12 +110,13 @@ def test_uncertainty_aware_can_measure_improvement_over_the_best_so_far():
     kids = [_c(i) for i in range(3)]
     # sure 1.68x (bin 5), sure 2.83x (bin 6), sure 5.66x (bin 7)
     fc = {c.id: _f(c, b, conf=1.0) for c, b in zip(kids, (5, 6, 7))}
-    kw = dict(k=3, m=1, policy_factory=lambda: ConfidencePolicy(0.99), min_calibration=10**6)
+    kw = dict(k=3, m=1, policy=ConfidencePolicy(0.99))
     ctx = MethodContext(1.0, 10, best_speedup=3.0)  # parent 1x, best so far 3x
     over_parent = make_method("uncertainty_aware", **kw).plan(kids, fc, ctx)
     over_best = make_method("uncertainty_aware", improve_over="best", **kw).plan(kids, fc, ctx)
     assert over_parent.measure == [kids[2].id, kids[1].id, kids[0].id]  # all beat the parent
     assert over_best.measure == [kids[2].id]  # only the 5.66x one can beat 3x
+    assert over_best.trust == [kids[1].id, kids[0].id]
     assert over_best.scores[kids[2].id] == pytest.approx((bins.MIDPOINTS[7] - 3.0) / 3.0)
     # no correct measurement yet: the best is unknown, gains are counted from 1x
     none_yet = make_method("uncertainty_aware", improve_over="best", **kw).plan(kids, fc, MethodContext(2.0, 10))
@@ -129,3 +151,49 @@ def test_extract_module_takes_last_valid_block():
     assert extract_module("```python\nclass Model:\n    pass\n```") is None
     assert extract_module("truncated\n```python\nclass ModelNew:\n    pass\n") is not None
     assert render_prompt("a $x {b}", x="1") == "a 1 {b}"
+
+
+def _held_out_set(n=40):
+    """Held-out forecasts: n sure (0.9) and right, n unsure (0.3) and wrong."""
+    import numpy as np
+
+    sure = np.full(8, 0.1 / 7)
+    sure[4] = 0.9
+    unsure = np.full(8, 0.7 / 7)
+    unsure[4] = 0.3
+    return np.vstack([np.tile(sure, (n, 1)), np.tile(unsure, (n, 1))]), np.r_[[4] * n, [6] * n]
+
+
+def test_policy_methods_calibrate_on_the_forecasters_held_out_set_from_the_first_step():
+    kids = [_c(i) for i in range(6)]
+    fc = {c.id: _f(c, 4, conf=0.9 if i % 2 else 0.3) for i, c in enumerate(kids)}
+    sel = make_method("selective", k=2, m=3)  # the default policy: the conformal controller
+    assert sel.plan(kids, fc, MethodContext(1.0, 10)).trust == []  # no history, no set: defer all
+    plan = make_method("selective", k=2, m=3).plan(kids, fc, MethodContext(1.0, 10, calibration=_held_out_set()))
+    assert set(plan.trust) == {kids[i].id for i in (1, 3, 5)} and len(plan.measure) == 2
+    # uncertainty_aware: the sure forecasts (bin 4, 1.19x) are no gain over a 4x parent: trusted
+    ua = make_method("uncertainty_aware", k=2, m=3).plan(kids, fc, MethodContext(4.0, 10, calibration=_held_out_set()))
+    assert set(ua.trust) == {kids[i].id for i in (1, 3, 5)}
+    assert set(ua.measure) | set(ua.drop) == {kids[i].id for i in (0, 2, 4)}
+    # a held-out set on which the sure forecasts are wrong as often as not certifies nothing
+    probs, y = _held_out_set()
+    y[:20] = 6
+    plan = make_method("selective", k=2, m=3).plan(kids, fc, MethodContext(1.0, 10, calibration=(probs, y)))
+    assert plan.trust == []
+
+
+def test_policy_is_recalibrated_with_the_held_out_set_as_the_history_grows():
+    calls = []
+
+    class Recording(ConfidencePolicy):
+        def calibrate_with(self, prior, forecasts, measurements):
+            calls.append((len(prior[0]), len(forecasts)))
+            return self
+
+    kids = [_c(i) for i in range(2)]
+    fc = {c.id: _f(c, 4, conf=0.9) for c in kids}
+    m = make_method("selective", k=2, m=1, policy_factory=lambda: Recording(0.6), min_calibration=100)
+    hist = [(fc[kids[0].id], Measurement(kids[0].id, "P", "h100", Status.OK, speedup=1.2))]
+    for h in ([], [], hist, hist * 2):
+        m.plan(kids, fc, MethodContext(1.0, 10, history=h, calibration=_held_out_set(5)))
+    assert calls == [(10, 0), (10, 1), (10, 2)]  # once per history length, below min_calibration too

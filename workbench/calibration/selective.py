@@ -203,6 +203,29 @@ class SelectivePolicy:
         # An abstention is never covered, whatever its uniform probabilities say.
         return conf, err
 
+    def calibrate_arrays(self, conf, loss_values) -> "SelectivePolicy":  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def calibrate_with(self, prior: tuple[np.ndarray, np.ndarray] | None,
+                       forecasts: Sequence[Forecast] = (), measurements: Sequence[Measurement] = ()
+                       ) -> "SelectivePolicy":
+        """Calibrate on `prior` ((n, 8) bin probabilities, (n,) true bins: held-out forecasts,
+        e.g. a learned forecaster's `calibration_set()`) together with forecasts paired with ok
+        measurements (e.g. a search's own); either part may be empty, not both."""
+        conf, err = [], []
+        if prior is not None and len(prior[0]):
+            probs = np.asarray(prior[0], dtype=float)
+            conf.append(confidence(probs, self.score))
+            err.append(losses(probs, prior[1], self.loss))
+        if forecasts and labelled(forecasts, measurements)[0]:
+            c, e = self._arrays(forecasts, measurements)
+            conf.append(c)
+            err.append(e)
+        if not conf:
+            raise MetricInputError("nothing to calibrate on: give held-out forecasts or forecasts "
+                                   "with ok measurements")
+        return self.calibrate_arrays(np.concatenate(conf), np.concatenate(err))
+
     def decide(self, forecast: Forecast) -> Decision:
         """"trust" when the forecast's confidence reaches the threshold, else "defer".
 
@@ -242,7 +265,13 @@ class ThresholdPolicy(SelectivePolicy):
 
     def calibrate(self, forecasts: Sequence[Forecast], measurements: Sequence[Measurement]
                   ) -> "ThresholdPolicy":
-        conf, err = self._arrays(forecasts, measurements)
+        return self.calibrate_arrays(*self._arrays(forecasts, measurements))
+
+    def calibrate_arrays(self, conf, loss_values) -> "ThresholdPolicy":
+        """Calibrate from confidences (n,) and 0/1 losses (n,) directly."""
+        conf, err = np.asarray(conf, dtype=float), np.asarray(loss_values, dtype=float)
+        if conf.shape != err.shape or conf.ndim != 1 or len(conf) == 0:
+            raise MetricInputError("need equal-length, non-empty 1-D confidence and loss arrays")
         if self.threshold is not None:
             thr = float(self.threshold)
         else:

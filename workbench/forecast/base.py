@@ -32,6 +32,13 @@ class Forecaster(abc.ABC):
         return [self.forecast(p, c, hardware, parent=par, relative_to=relative_to)
                 for (p, c), par in zip(items, parents)]
 
+    def calibration_set(self):
+        """Forecasts of held-out rows with their measured bins, ((n, 8) probabilities, (n,) bins),
+        on which a selective policy can be calibrated before a search has measured anything;
+        None when the forecaster has none (the default; the learned forecaster keeps its
+        out-of-fold forecasts)."""
+        return None
+
 
 class BatchForecaster(Forecaster):
     """A forecaster whose `forecast_batch` does the work; `forecast` is a batch of one."""

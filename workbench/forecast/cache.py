@@ -116,3 +116,6 @@ class CachedForecaster(BatchForecaster):
                 self.cache.put(self.name, keys[i], f)
                 out[i] = f
         return out  # type: ignore[return-value]
+
+    def calibration_set(self):
+        return self.inner.calibration_set()

@@ -289,12 +289,33 @@ class LearnedForecaster(BatchForecaster):
         n_groups = len(set(groups.tolist()))
         folds = min(self.calibration_folds, n_groups)
         if folds < 2:
+            self._keep_calibration(np.zeros((0, bins.N_BINS)), np.zeros(0))
             return 1.0
         oof = np.zeros((len(y), bins.N_BINS))
         for tr, te in GroupKFold(n_splits=folds).split(X, y, groups):
             model = self._new_classifier().fit(X[tr], y[tr])
             oof[te] = self._expand(model, model.predict_proba(X[te]))
-        return _temperature_for(oof, y, self.calibration_objective)
+        t = _temperature_for(oof, y, self.calibration_objective)
+        self._keep_calibration(_sharpen(oof, t), y)
+        return t
+
+    def _keep_calibration(self, probs: np.ndarray, y: np.ndarray) -> None:
+        self.calibration_probs_ = np.asarray(probs, dtype=np.float32)
+        self.calibration_bins_ = np.asarray(y, dtype=np.int8)
+
+    def calibration_set(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Out-of-fold forecasts of the training rows: ((n, 8) calibrated bin probabilities,
+        (n,) measured bins), or None (fewer than 2 training problems, or a model saved before
+        they were kept).
+
+        Each row was forecast by a model that never saw its problem (folds grouped by problem),
+        with the fitted temperature: a calibration split for a selective policy that exists
+        before any candidate of a new problem is measured (what a search's `selective` and
+        `uncertainty_aware` methods calibrate on)."""
+        probs = getattr(self, "calibration_probs_", None)
+        if probs is None or len(probs) == 0:
+            return None
+        return np.asarray(probs, dtype=float), np.asarray(self.calibration_bins_, dtype=int)
 
     def _fit_residuals(self, X: np.ndarray, log2s: np.ndarray, y: np.ndarray,
                        groups: np.ndarray) -> tuple[np.ndarray, float]:
@@ -311,6 +332,7 @@ class LearnedForecaster(BatchForecaster):
             if self.ideal_offset == "auto":
                 self.ideal_offset_ = 0.5
             self.offset_errors_ = {}
+            self._keep_calibration(np.zeros((0, bins.N_BINS)), np.zeros(0))
             res = log2s - self._median(self._fit_median(X, log2s), X)
             return res, 1.0
         fold_of = np.zeros(len(log2s), dtype=int)
@@ -332,7 +354,9 @@ class LearnedForecaster(BatchForecaster):
         p = np.zeros((len(y), bins.N_BINS))
         for k, (_, te) in enumerate(splits):
             p[te] = residual_bin_probabilities(oof[te], res[fold_of != k])
-        return res, _temperature_for(p, y, self.calibration_objective)
+        t = _temperature_for(p, y, self.calibration_objective)
+        self._keep_calibration(_sharpen(p, t), y)
+        return res, t
 
     @staticmethod
     def _expand(model, proba: np.ndarray) -> np.ndarray:
@@ -588,3 +612,7 @@ class AdaptedForecaster(BatchForecaster):
                        relative_to: str = "reference",
                        parents: Sequence[Candidate | None] | None = None) -> list[Forecast]:
         return self.base._forecast_batch(items, hardware, relative_to, parents, self)
+
+    def calibration_set(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The base forecaster's out-of-fold calibration set (not re-fitted on the evidence)."""
+        return self.base.calibration_set()

@@ -255,7 +255,8 @@ class SearchRun:
             fc = self._forecast(new)
             best = self.archive.best_measured()
             plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.budget_left, list(self.history),
-                                                           best.speedup if best is not None else None))
+                                                           best.speedup if best is not None else None,
+                                                           self._calibration_set()))
             by_id = {c.id: c for c in new}
             for cid in plan.trust:
                 self._trust(by_id[cid], fc.get(cid), parent_id)
@@ -323,6 +324,13 @@ class SearchRun:
                 self._emit("forecast", {"forecast": f.to_dict()})
                 out[f.candidate_id] = f
         return out
+
+    def _calibration_set(self):
+        """The forecaster's held-out forecasts for the methods' policies (once; None: none)."""
+        if not hasattr(self, "_calibration"):
+            get = getattr(self.forecaster, "calibration_set", None)
+            self._calibration = get() if callable(get) else None
+        return self._calibration
 
     def _forecaster_now(self):
         """The forecaster for this step: with `adapt_forecasts` and a forecaster that can be

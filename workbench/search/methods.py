@@ -10,10 +10,15 @@ as *trusted*, never as measured); everything else is dropped after forecasting.
 - selective          m*k children, forecast; a selective policy (trust | defer) lets confident
                      forecasts stand in for measurements; deferred ones are ranked and the top k
                      measured.
-- uncertainty_aware  m*k children, forecast; ranked by expected improvement over the parent,
-                     EI = (1 - p_fail) * sum_b p_b * max(mid_b - S_parent, 0) / S_parent; only
-                     those with EI above `min_gain` are measured (top k), confident
-                     no-improvement forecasts are trusted, so budget goes where a gain is likely.
+- uncertainty_aware  m*k children, forecast; expected improvement over the parent,
+                     EI = (1 - p_fail) * sum_b p_b * max(mid_b - S_parent, 0) / S_parent;
+                     a child whose forecast the policy trusts and whose EI is below `min_gain`
+                     (a confident no-gain forecast) is trusted, the unsure and the promising
+                     are ranked and the top k measured, so no budget goes to a confident
+                     no-gain child.
+
+The selective policies are calibrated on the forecaster's held-out forecasts (its
+`calibration_set()`, when it has one) together with the search's own measured forecasts.
 """
 from __future__ import annotations
 
@@ -54,6 +59,9 @@ class MethodContext:
     history: list[tuple[Forecast, Measurement]] = field(default_factory=list)
     #: The best measured speedup of the search so far (None before any correct measurement).
     best_speedup: float | None = None
+    #: Held-out forecasts of the forecaster, ((n, 8) probabilities, (n,) true bins), e.g. the
+    #: learned forecaster's out-of-fold `calibration_set()`; None when it has none.
+    calibration: tuple[Any, Any] | None = None
 
 
 class Method(abc.ABC):
@@ -109,19 +117,22 @@ class ScreenTopK(Method):
 
 
 def default_policy_factory() -> SelectivePolicy:
-    """A ConformalRiskController from `workbench.calibration.selective` with its defaults."""
+    """A ConformalRiskController from `workbench.calibration.conformal` with its defaults."""
     try:
-        from workbench.calibration.selective import ConformalRiskController
+        from workbench.calibration.conformal import ConformalRiskController
     except ImportError as e:  # pragma: no cover - depends on the calibration package being present
-        raise ConfigError("the selective and uncertainty_aware methods need workbench.calibration.selective "
+        raise ConfigError("the selective and uncertainty_aware methods need workbench.calibration.conformal "
                           f"(ConformalRiskController), which cannot be imported ({e}); pass policy=... "
                           "or use screen_topk") from e
     return ConformalRiskController()
 
 
 class _PolicyMethod(Method):
-    """Shared policy handling: calibrate on the search's own history once it is long enough;
-    until then (or when calibration fails) every forecast is deferred."""
+    """Shared policy handling. With a calibration set from the forecaster (`ctx.calibration`:
+    held-out forecasts, e.g. the learned forecaster's out-of-fold ones) the policy is calibrated
+    on it together with the search's own history from the first step, and recalibrated as the
+    history grows; without one, on the history alone once it holds `min_calibration` pairs.
+    Until then (or when calibration fails) every forecast is deferred."""
 
     def __init__(self, k: int = 4, m: int = 4, policy: SelectivePolicy | None = None,
                  policy_factory: Callable[[], SelectivePolicy] | None = None,
@@ -140,20 +151,28 @@ class _PolicyMethod(Method):
                 "policy": type(self._fixed).__name__ if self._fixed is not None else "conformal(default)",
                 "min_measure": self.min_measure}
 
-    def policy(self, history: Sequence[tuple[Forecast, Measurement]]) -> SelectivePolicy | None:
+    def policy(self, history: Sequence[tuple[Forecast, Measurement]],
+               calibration: tuple[Any, Any] | None = None) -> SelectivePolicy | None:
         """The policy to use now, or None while it is not calibrated (then defer everything)."""
         if self._fixed is not None:
             return self._fixed
-        if len(history) < self.min_calibration:
+        prior = calibration if calibration is not None and len(calibration[0]) else None
+        if prior is None and len(history) < self.min_calibration:
             return None
-        if self._policy is None or (self.recalibrate and len(history) != self._calibrated_on):
+        grown = len(history) != self._calibrated_on
+        if self._calibrated_on == -1 or (grown and (self.recalibrate or self._policy is None)):
             pol = self._factory()
+            fs, ms = [f for f, _ in history], [m for _, m in history]
             try:
-                pol.calibrate([f for f, _ in history], [m for _, m in history])
+                with_prior = getattr(pol, "calibrate_with", None)
+                if prior is not None and with_prior is not None:
+                    with_prior(prior, fs, ms)
+                elif len(history) >= self.min_calibration:
+                    pol.calibrate(fs, ms)
+                else:
+                    raise ConfigError("the policy cannot use a calibration set")
             except Exception:  # noqa: BLE001 - e.g. too little data for the guarantee: defer all
-                self._policy = None
-                self._calibrated_on = len(history)
-                return None
+                pol = None
             self._policy, self._calibrated_on = pol, len(history)
         return self._policy
 
@@ -172,7 +191,7 @@ class Selective(_PolicyMethod):
     name = "selective"
 
     def plan(self, children, forecasts, ctx) -> Plan:
-        pol = self.policy(ctx.history)
+        pol = self.policy(ctx.history, ctx.calibration)
         scores = {c.id: _expected(forecasts.get(c.id)) for c in children}
         ranked = sorted(children, key=lambda c: -scores[c.id])
         defer = [c.id for c in ranked if self.decide(pol, forecasts.get(c.id)) == "defer"]
@@ -207,17 +226,16 @@ def expected_improvement(f: Forecast, parent_speedup: float) -> float:
 
 
 class UncertaintyAware(_PolicyMethod):
-    """Measure where a gain over the parent is likely; trust confident no-gain forecasts.
+    """Measure the unsure and the promising; trust confident no-gain forecasts.
 
-    Expected improvement (EI) over the parent (`improve_over="best"`: over the best kernel
-    measured so far) decides which children are worth a measurement: a child is *trusted* (not
-    measured) when the policy trusts its forecast; of the rest, those whose EI is below
-    `min_gain` are skipped, and the top k are measured, ordered by expected log2 speedup
-    (`rank="expected"`, the default) or by EI (`rank="ei"`). Ordering by EI lets the small
-    probability every forecast keeps in the fast bins decide among children that are all
-    unlikely to gain; in replay over the 63 shipped problems, EI order needed a larger share of
-    the budget to match `measure_all` (see README). An abstention is always a measurement
-    candidate, ranked first. At least `min_measure` per parent.
+    A child is *trusted* (not measured; archived as trusted) only when the policy trusts its
+    forecast AND its expected improvement (EI) over the parent (`improve_over="best"`: over the
+    best kernel measured so far) is below `min_gain`: a confident forecast of no gain. Every
+    other child (an unsure forecast, or a promising one) may be measured: the top k, ordered by
+    expected log2 speedup (`rank="expected"`, the default) or by EI (`rank="ei"`); an
+    abstention is ranked first. So the budget a step leaves unspent on confident no-gain
+    children goes to the next parent. At least `min_measure` per parent. Without a calibrated
+    policy nothing is trusted and the method measures the top k as `screen_topk` does.
     """
 
     name = "uncertainty_aware"
@@ -238,7 +256,7 @@ class UncertaintyAware(_PolicyMethod):
                 "rank": self.rank}
 
     def plan(self, children, forecasts, ctx) -> Plan:
-        pol = self.policy(ctx.history)
+        pol = self.policy(ctx.history, ctx.calibration)
         ref = ctx.best_speedup if self.improve_over == "best" else ctx.parent_speedup
         s_parent = ref if ref and ref > 0 else 1.0
         scores = {}
@@ -250,16 +268,16 @@ class UncertaintyAware(_PolicyMethod):
                                                      -_expected(forecasts.get(c.id))))
         else:
             ranked = sorted(children, key=lambda c: -scores[c.id])
-        trust = [c.id for c in ranked if self.decide(pol, forecasts.get(c.id)) == "trust"]
+        trust = [c.id for c in ranked if scores[c.id] < self.min_gain
+                 and self.decide(pol, forecasts.get(c.id)) == "trust"]
         trusted = set(trust)
-        unsure = [c.id for c in ranked if c.id not in trusted]
-        measure = [cid for cid in unsure if scores[cid] >= self.min_gain][: self.k]
+        worth = [c.id for c in ranked if c.id not in trusted]  # unsure or promising
+        measure = worth[: self.k]
         if len(measure) < self.min_measure:
-            rest = [c.id for c in ranked if c.id not in measure]
-            extra = rest[: self.min_measure - len(measure)]
+            extra = trust[: self.min_measure - len(measure)]
             measure += extra
             trust = [cid for cid in trust if cid not in extra]
-        drop = [cid for cid in unsure if cid not in measure]
+        drop = [cid for cid in worth if cid not in measure]
         return Plan(measure=measure, trust=trust, drop=drop, scores=scores)
 
 
