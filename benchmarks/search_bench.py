@@ -280,9 +280,15 @@ LIVE_PROBLEMS = ("L1/01_softmax", "L2/08_residual_layernorm", "L3/02_gated_mlp_s
 #: Finish reasons under which a run may end with fewer GPU measurements than its budget.
 RAN_DRY = ("exhausted", "no usable parent")
 #: Settings that must be equal for live runs to be pooled in one results file.
-LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "methods", "adapt_forecasts")
+LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "methods", "adapt_forecasts",
+                 "policy")
+#: How the selective and uncertainty_aware methods decide (the `policy` live setting).
+POLICY_RULES = ("policies calibrated on the forecaster's held-out forecasts and the run's own; "
+                "uncertainty_aware trusts only confident no-gain forecasts")
 #: Value of a live setting that live sections recorded before the setting existed lack.
-LIVE_DEFAULTS = {"adapt_forecasts": False}
+LIVE_DEFAULTS = {"adapt_forecasts": False,
+                 "policy": "policies calibrated on the run's own forecasts (16 or more); uncertainty_aware "
+                           "skips every child with expected improvement below min_gain"}
 #: The executor benchmark's metric that sets the live tie tolerance (a percentage).
 TIE_KEY = "cross_process_diff_pct_median"
 #: Per-run keys written to the results file.
@@ -581,7 +587,8 @@ def live_main(args) -> int:
     settings = {"budget": args.budget, "k": args.k, "m": args.m, "max_seeds": args.max_seeds,
                 "forecaster": args.forecaster + (" (shipped h100 rows of the other problems)"
                                                  if args.forecaster == "learned" else ""),
-                "generator": "mutation (zoo seeds)", "methods": methods, "adapt_forecasts": not args.no_adapt}
+                "generator": "mutation (zoo seeds)", "methods": methods, "adapt_forecasts": not args.no_adapt,
+                "policy": POLICY_RULES}
     executor = live_executor(args.gpu)
     try:
         hw = executor.hardware

@@ -287,6 +287,11 @@ def test_merge_refuses_other_settings_unless_replace_live(tmp_path):
     assert len(doc["live"]["calls"]) == 1
     bench.merge_live(doc, dict(_SETTINGS, budget=8), _call([0]), one, hw, replace=True, results_dir=tmp_path)
     assert doc["live"]["budget"] == 8 and len(doc["live"]["calls"]) == 1 and len(doc["live"]["runs"]) == 2
+    # runs recorded before the methods' policy rules were a setting are not pooled with new ones
+    del doc["live"]["policy"]
+    with pytest.raises(bench.ConfigError, match="policy .*own forecasts \\(16 or more\\)"):
+        bench.merge_live(doc, dict(_SETTINGS, budget=8, policy=bench.POLICY_RULES), _call([1]), one, hw,
+                         results_dir=tmp_path)
 
 
 def test_live_cli_refuses_mismatched_settings_before_measuring(tmp_path, monkeypatch):
