@@ -5,19 +5,20 @@ answered from recorded measurements (CacheExecutor) with candidates from the rep
 (ReplayGenerator). The forecaster never sees the searched problem's measurements: the learned
 forecaster is fitted leave-one-problem-out.
 
-Metrics per method (over problem x seed runs):
-- final_best_speedup_median: median best measured speedup at the full budget (0 when none correct).
-- win_or_tie_rate_equal_budget: share of runs whose final best >= measure_all's on the same
-  problem and seed, or within the tie tolerance below it (see "Ties").
-- budget_fraction_to_match_median: median over runs of (GPU measurements until the best reaches
-  measure_all's median final best on that problem, or comes within the tie tolerance of it) /
-  budget; a run that never matches counts as infinite, and the median is null when more than
-  half never match. `match_rate` gives the share that matched.
-- win_or_tie_problem_rate and budget_fraction_to_match_problem_median: the same two aggregated by
-  problem first, as the targets read ("on >= 70% of problems", "median over problems"): a problem
-  counts as won when the median over its seeds of (final best / measure_all's on the same seed)
-  is at least 1 (within the tie tolerance); the budget fraction is the median over problems of
-  the median over each problem's seeds.
+Metrics per method. The two target keys are aggregated by problem, as the targets read ("at equal
+budget end at or above it on >= 70% of problems", "<= 50% of its GPU measurements (median over
+problems)"); each has a per-run twin:
+- final_best_speedup_median: median over problem x seed runs of the best measured speedup at the
+  full budget (0 when none correct).
+- win_or_tie_rate_equal_budget: share of problems won: a problem counts as won when the median over
+  its seeds of (final best / measure_all's final best on the same seed) is at least 1, or within
+  the tie tolerance below 1 (see "Ties"). win_or_tie_run_rate: the share of runs whose final best
+  is >= measure_all's on the same problem and seed (same tolerance).
+- budget_fraction_to_match_median: median over problems of the median over the problem's seeds of
+  (GPU measurements until the best reaches measure_all's median final best on that problem, or
+  comes within the tie tolerance of it) / budget; a run that never matches counts as infinite, and
+  a median is null when more than half never match. budget_fraction_to_match_run_median: the
+  median over all runs instead. `match_rate` gives the share of runs that matched.
 
 Searches adapt their forecasts to their own measurements (SearchRun's adapt_forecasts, the
 default; `--no-adapt` turns it off, recorded as setup.adapt_forecasts). `--jobs N` runs N problems
@@ -37,8 +38,9 @@ children, and the learned forecaster fitted on the shipped H100 rows of the othe
     PYTHONPATH=. python benchmarks/search_bench.py --live --gpu cuda:0 --seeds 4 --seed-offset 1 \
         --budget 12 --parallel 3 --out DIR
 
-`--parallel N` searches up to N problems at once (one thread, Store and forecaster each, the
-executor shared), so several problems' candidates keep the executor's workers busy; `--seed-offset
+`--parallel N` searches up to N (problem, seed) groups at once (one thread, Store and forecaster
+copy each, the executor shared; each problem's forecaster is fitted once), so several runs'
+candidates keep the executor's workers busy; `--seed-offset
 S` runs seeds S..S+seeds-1. A live call ADDS its runs to the live runs recorded in
 search-<gpu type>.json (`live.runs`; a run of the same problem, method and seed replaces the
 recorded one) when the settings (budget, k, m, max_seeds, forecaster, generator, methods) match,
@@ -61,12 +63,14 @@ measurement's repeat difference of each other are not told apart), and keeps eve
 record the value and its file. Both are reported, over the problem x seed pairs on which every
 method completed, recomputed over all recorded runs at each call: `metrics.live` with tie_rel
 (the tolerant metrics) and `metrics.live_strict` with tie_rel = 0, with the same keys.
-`--rescore-live` (no GPU) recomputes both, and `live.per_problem`, from the recorded runs, e.g.
-once the executor benchmark of that GPU type has been re-run.
+`--rescore` (no GPU) recomputes both, `live.per_problem`, the replay metrics and those of
+archived live sections (`live_<name>`: runs taken under earlier settings) from the recorded runs,
+e.g. once the executor benchmark of that GPU type has been re-run.
 """
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import math
 import statistics
@@ -247,11 +251,12 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: fl
         per_problem_win = [statistics.median(v) >= floor for v in ratios.values()]
         out[method] = {
             "runs": len(runs),
+            "problems": len(ratios),
             "final_best_speedup_median": _median([r["best_speedup"] for r in runs]),
-            "win_or_tie_rate_equal_budget": sum(wins) / len(wins) if wins else None,
-            "win_or_tie_problem_rate": sum(per_problem_win) / len(per_problem_win) if per_problem_win else None,
-            "budget_fraction_to_match_median": _median(fracs),
-            "budget_fraction_to_match_problem_median": _median([statistics.median(v) for v in pfracs.values()]),
+            "win_or_tie_rate_equal_budget": sum(per_problem_win) / len(per_problem_win) if per_problem_win else None,
+            "win_or_tie_run_rate": sum(wins) / len(wins) if wins else None,
+            "budget_fraction_to_match_median": _median([statistics.median(v) for v in pfracs.values()]),
+            "budget_fraction_to_match_run_median": _median(fracs),
             "match_rate": sum(1 for f in fracs if not math.isinf(f)) / len(fracs) if fracs else None,
             "candidates_considered_mean": statistics.fmean(r["considered"] for r in runs) if runs else None,
             "gpu_measurements_max": max((r["gpu_measurements"] for r in runs), default=0),
@@ -265,12 +270,22 @@ def replay_doc(results: list[dict[str, Any]], gpu_key: str, setup: dict[str, Any
     (ties within the GPU type's measured repeat noise, `live_tie_tolerance`: two recorded kernels whose
     speedups differ by less than one measurement's repeat difference are not told apart), and
     `replay_runs` (every run's summary and best-so-far curve, so both can be recomputed)."""
-    tie_rel, source = live_tie_tolerance(gpu_key, results_dir)
     doc = {"benchmark": "search", "gpu": gpu_key, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
-           "metrics": metrics(results), "setup": {**setup, "tie_rel": tie_rel, "tie_rel_source": source}}
-    doc["metrics"]["replay_tolerant"] = metrics(results, tie_rel=tie_rel)
-    doc["replay_runs"] = results
+           "metrics": {}, "setup": dict(setup), "replay_runs": results}
+    _score_replay(doc, gpu_key, results_dir)
     return doc
+
+
+def _score_replay(doc: dict[str, Any], gpu_key: str, results_dir: Path) -> list[str]:
+    """Set the replay metrics of `doc` (exact per method, and `replay_tolerant`) from its
+    `replay_runs`, keeping every live* metric; records the tie tolerance in `setup`. Returns
+    the keys written."""
+    tie_rel, source = live_tie_tolerance(gpu_key, results_dir)
+    results = doc["replay_runs"]
+    keep = {k_: v for k_, v in doc.get("metrics", {}).items() if k_.startswith("live")}
+    doc["metrics"] = {**metrics(results), "replay_tolerant": metrics(results, tie_rel=tie_rel), **keep}
+    doc.setdefault("setup", {}).update(tie_rel=tie_rel, tie_rel_source=source)
+    return [k_ for k_ in doc["metrics"] if k_ not in keep]
 
 
 # --------------------------------------------------------------------------- live mode
@@ -335,10 +350,12 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
     candidates, so each method's GPU budget is exact).
 
     The plan is seeds x problems x methods. `parallel` = 1 runs it in that order in this thread.
-    `parallel` = N > 1 splits it by problem: up to N problems are searched at once, each in its own
-    thread with its own Store (its own SQLite file) and its own forecaster (fitted once, in that
-    thread, before its first run); within a problem the order stays seeds x methods. The executor
-    is shared (its `submit` is thread-safe), so the problems' candidates fill its workers together.
+    `parallel` = N > 1 splits it into (problem, seed) groups: up to N groups are searched at once,
+    each in its own thread with its own Store (its own SQLite file) and its own copy of the
+    problem's forecaster; within a group the methods run in plan order. The forecaster is fitted
+    once per problem (by the first of its groups to need it; the others wait for that fit and
+    take a deep copy), so a run sees the same forecaster whatever the grouping. The executor is
+    shared (its `submit` is thread-safe), so the groups' candidates fill its workers together.
     `warm_up()`, if given, runs once before any thread starts (e.g. to fill shared feature caches).
 
     No new run starts once `budget_s` seconds (wall clock, warm-up and fits included) have passed,
@@ -368,8 +385,24 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                 bar.write(f"[{i + 1}/{len(plan)}] {rec['problem_id']} {rec['method']} seed {rec['seed']}: {line}",
                           file=sys.stderr)
 
+    fitted: dict[str, Any] = {}  # problem id -> its fitted forecaster, or the exception its fit raised
+    fit_locks = {p.id: threading.Lock() for p in problems}
+
+    def forecaster_for(problem: Problem) -> Any:
+        """This thread's copy of the problem's forecaster (fitted once, by whichever thread asks first)."""
+        with fit_locks[problem.id]:
+            if problem.id not in fitted:
+                try:
+                    fitted[problem.id] = forecaster_factory(records, problem.id)
+                except Exception as e:  # noqa: BLE001 - kept, so later runs fail the same way
+                    fitted[problem.id] = e
+        fc = fitted[problem.id]
+        if isinstance(fc, Exception):
+            raise RuntimeError(f"forecaster fit failed: {type(fc).__name__}: {fc}") from fc
+        return copy.deepcopy(fc)  # a thread's runs never share mutable forecaster state with another's
+
     def work(items: list[tuple[int, tuple[Problem, int, str]]], db_path: Path) -> None:
-        """Runs `items` (all of one problem when parallel) in order against one Store."""
+        """Runs `items` (one (problem, seed) group when parallel) in order against one Store."""
         forecasters: dict[str, Any] = {}
         try:
             store = Store(db_path)
@@ -387,13 +420,8 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                 t1 = time.monotonic()
                 try:
                     if problem.id not in forecasters:
-                        try:
-                            forecasters[problem.id] = forecaster_factory(records, problem.id)
-                        except Exception as e:  # noqa: BLE001 - kept, so later runs fail the same way
-                            forecasters[problem.id] = e
+                        forecasters[problem.id] = forecaster_for(problem)
                     fc = forecasters[problem.id]
-                    if isinstance(fc, Exception):
-                        raise RuntimeError(f"forecaster fit failed: {type(fc).__name__}: {fc}") from fc
                     r = search_once(store, problem, executor, generator_factory(problem), fc, method, seed,
                                     budget, k, m, max_seeds=max_seeds, adapt_forecasts=adapt)
                 except Exception as e:  # noqa: BLE001 - one failed run must not stop the others
@@ -411,9 +439,10 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
             if parallel == 1:
                 work(plan, Path(tmp) / "live.sqlite")
             else:
-                groups: dict[str, list] = {}
+                groups: dict[tuple[str, int], list] = {}
                 for item in plan:
-                    groups.setdefault(item[1][0].id, []).append(item)
+                    problem, seed, _ = item[1]
+                    groups.setdefault((problem.id, seed), []).append(item)
                 with ThreadPoolExecutor(max_workers=min(parallel, len(groups) or 1),
                                         thread_name_prefix="search-live") as pool:
                     futs = [pool.submit(work, items, Path(tmp) / f"live-{n}.sqlite")
@@ -554,6 +583,30 @@ def score_live(doc: dict[str, Any], gpu_key: str, results_dir: Path = RESULTS_DI
     return doc
 
 
+def rescore(doc: dict[str, Any], gpu_key: str, results_dir: Path = RESULTS_DIR) -> list[str]:
+    """Recompute every metric of a results document from the runs it records, measuring nothing:
+    the replay metrics from `replay_runs` (exact, and tolerant with the tie tolerance now on disk),
+    the live ones with `score_live`, and each archived live section `live_<name>` (runs taken
+    under earlier settings) into metrics.live_<name> / live_strict_<name> with its own recorded
+    tie tolerance. Returns the metrics keys written (empty when the document records no runs)."""
+    written: list[str] = []
+    if doc.get("replay_runs"):
+        written += _score_replay(doc, gpu_key, results_dir)
+    if doc.get("live", {}).get("runs"):
+        score_live(doc, gpu_key, results_dir)
+        written += ["live", "live_strict"]
+    for key, section in doc.items():
+        if key.startswith("live_") and isinstance(section, dict) and section.get("runs"):
+            name = key[len("live_"):]
+            methods = section.get("methods", METHODS)
+            tie = section.get("tie_rel", 0.0)
+            doc.setdefault("metrics", {})[f"live_{name}"] = live_metrics(section["runs"], methods, tie)
+            doc["metrics"][f"live_strict_{name}"] = live_metrics(section["runs"], methods, 0.0)
+            section["per_problem"] = live_spread(section["runs"], methods)
+            written += [f"live_{name}", f"live_strict_{name}"]
+    return written
+
+
 def h100_factory(records, held_out: str):
     """LearnedForecaster fitted on the shipped H100 rows of every problem except `held_out`."""
     from workbench.forecast.learned import LearnedForecaster
@@ -642,7 +695,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-adapt", action="store_true", help="searches forecast with the fitted forecaster "
                     "only, not corrected by their own measurements of the problem (SearchRun's adapt_forecasts)")
     ap.add_argument("--out", default=None, help="default benchmarks/results/search-<gpu>.json (also the file "
-                    "--rescore-live rewrites); with --live a directory that gets a copy (the only output of a "
+                    "--rescore rewrites); with --live a directory that gets a copy (the only output of a "
                     "--gpu cpu run)")
     ap.add_argument("--live", action="store_true", help="measure on --gpu cuda:N (or cpu, smoke test only) with "
                     "mutation candidates; adds its runs to the live runs in benchmarks/results/search-<gpu type>.json")
@@ -652,23 +705,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-seeds", type=int, default=4, help="--live: zoo seeds measured at step 0")
     ap.add_argument("--budget-s", type=float, default=420.0,
                     help="--live: start no new run after this many seconds (wall clock)")
-    ap.add_argument("--parallel", type=int, default=1, help="--live: search up to N problems at once, one "
-                    "thread each, sharing the executor")
+    ap.add_argument("--parallel", type=int, default=1, help="--live: search up to N (problem, seed) groups "
+                    "at once, one thread each, sharing the executor")
     ap.add_argument("--seed-offset", type=int, default=0, help="--live: run seeds S..S+seeds-1 (add seeds to "
                     "recorded runs)")
     ap.add_argument("--replace-live", action="store_true", help="--live: discard the recorded live runs instead "
                     "of adding to them (needed when the settings differ)")
-    ap.add_argument("--rescore-live", action="store_true", help="measure nothing: recompute the tie tolerance "
-                    "and metrics.live / live_strict of the live runs recorded in search-<--gpu>.json")
+    ap.add_argument("--rescore", action="store_true", help="measure nothing: recompute every metric of "
+                    "search-<--gpu>.json (replay, live and archived live sections) from the runs it records, "
+                    "with the tie tolerance now on disk for the replay and live sections")
     args = ap.parse_args(argv)
-    if args.rescore_live:
+    if args.rescore:
         path = Path(args.out) if args.out else RESULTS_DIR / f"search-{args.gpu}.json"
         doc = json.loads(path.read_text()) if path.exists() else {}
-        if not doc.get("live", {}).get("runs"):
-            print(f"error: no live runs recorded in {path}; run --live first", file=sys.stderr)
+        written = rescore(doc, args.gpu)
+        if not written:
+            print(f"error: no runs recorded in {path}; run the replay or --live first", file=sys.stderr)
             return 2
-        path.write_text(json.dumps(score_live(doc, args.gpu), indent=2) + "\n")
-        print(json.dumps({k_: doc["metrics"][k_] for k_ in ("live", "live_strict")}, indent=2))
+        # the runs keep the commit that measured them (`commit`, live.calls); this names the metrics' code
+        doc["rescored"] = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "keys": written}
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        print(json.dumps({k_: doc["metrics"][k_] for k_ in written}, indent=2))
         return 0
     if args.live:
         try:

@@ -55,24 +55,36 @@ def test_metrics_on_hand_made_results():
                r("screen_topk", 0, 2.0, [(2, 1.6)]), r("screen_topk", 1, 1.5, [(3, 1.2), (6, 1.5)])]
     met = bench.metrics(results)
     # target = median(2.0, 1.0) = 1.5: baseline hits at 5 (seed 0) and never (seed 1)
-    assert met["measure_all"]["budget_fraction_to_match_median"] is None  # median of (0.5, never)
-    assert met["screen_topk"]["budget_fraction_to_match_median"] == pytest.approx((0.2 + 0.6) / 2)
-    assert met["screen_topk"]["win_or_tie_rate_equal_budget"] == 1.0
+    assert met["measure_all"]["budget_fraction_to_match_run_median"] is None  # median of (0.5, never)
+    assert met["screen_topk"]["budget_fraction_to_match_run_median"] == pytest.approx((0.2 + 0.6) / 2)
+    assert met["screen_topk"]["win_or_tie_run_rate"] == 1.0
     assert met["screen_topk"]["final_best_speedup_median"] == pytest.approx(1.75)
     assert met["measure_all"]["match_rate"] == 0.5
     # by problem (one problem here): seed ratios 2.0/2.0 and 1.5/1.0 -> median 1.25 >= 1, a win;
     # budget fractions (0.2, 0.6) -> 0.4; measure_all's (0.5, never) -> median never -> None
-    assert met["screen_topk"]["win_or_tie_problem_rate"] == 1.0
-    assert met["screen_topk"]["budget_fraction_to_match_problem_median"] == pytest.approx(0.4)
-    assert met["measure_all"]["budget_fraction_to_match_problem_median"] is None
+    assert met["screen_topk"]["problems"] == 1
+    assert met["screen_topk"]["win_or_tie_rate_equal_budget"] == 1.0
+    assert met["screen_topk"]["budget_fraction_to_match_median"] == pytest.approx(0.4)
+    assert met["measure_all"]["budget_fraction_to_match_median"] is None
     # a second problem on which screen_topk loses on both seeds (ratios 0.5, 0.9): half the problems
     more = results + [r("measure_all", 0, 2.0, [(1, 2.0)], "Q"), r("measure_all", 1, 2.0, [(1, 2.0)], "Q"),
                       r("screen_topk", 0, 1.0, [(1, 1.0)], "Q"), r("screen_topk", 1, 1.8, [(1, 1.8)], "Q")]
     met2 = bench.metrics(more)
-    assert met2["screen_topk"]["win_or_tie_problem_rate"] == 0.5
-    assert met2["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5  # 2 of 4 runs
-    # with a 10% tie tolerance the 0.9 seed ties, but the median ratio (0.7) still loses
-    assert bench.metrics(more, tie_rel=0.1)["screen_topk"]["win_or_tie_problem_rate"] == 0.5
+    assert met2["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5  # 1 of 2 problems
+    assert met2["screen_topk"]["win_or_tie_run_rate"] == 0.5  # 2 of 4 runs
+    # Q never reaches its target 2.0 (fractions never, never); P's median is 0.4: median of (0.4, never)
+    assert met2["screen_topk"]["budget_fraction_to_match_median"] is None
+    # a third problem won on both seeds makes the problem rate 2/3 while the run rate is 4/6
+    three = more + [r("measure_all", 0, 1.0, [(4, 1.0)], "R"), r("measure_all", 1, 1.0, [(4, 1.0)], "R"),
+                    r("screen_topk", 0, 1.2, [(2, 1.2)], "R"), r("screen_topk", 1, 0.9, [(1, 0.9)], "R")]
+    met3 = bench.metrics(three)["screen_topk"]
+    # R: ratios (1.2, 0.9) -> median 1.05, won; runs won: P 2, Q 0, R 1
+    assert met3["win_or_tie_rate_equal_budget"] == pytest.approx(2 / 3)
+    assert met3["win_or_tie_run_rate"] == pytest.approx(3 / 6)
+    # per-problem budget medians: P 0.4, Q never, R median(0.2, never) = never -> median(0.4, inf, inf) = inf
+    assert met3["budget_fraction_to_match_median"] is None
+    # with a 10% tie tolerance Q's 0.9 seed ties, but its median ratio (0.7) still loses
+    assert bench.metrics(more, tie_rel=0.1)["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5
 
 
 def test_main_refuses_too_little_data(tmp_path):
@@ -154,14 +166,17 @@ def _replay_live(rs, parallel, seeds=(0, 1), budget=8, **kw):
     return out, fits
 
 
-def test_parallel_live_gives_the_serial_results_in_plan_order():
+@pytest.mark.parametrize("parallel", [2, 4])
+def test_parallel_live_gives_the_serial_results_in_plan_order(parallel):
+    """2 problems x 2 seeds: (problem, seed) groups searched at once give the serial runs, and each
+    problem's forecaster is fitted once even when its two seeds' groups start together."""
     rs = _records(2)
     serial, fits1 = _replay_live(rs, parallel=1)
-    par, fits2 = _replay_live(rs, parallel=2)
+    par, fits2 = _replay_live(rs, parallel=parallel)
     assert serial["skipped"] == par["skipped"] == [] and serial["failed"] == par["failed"] == []
     keys = [(r["seed"], r["problem_id"], r["method"]) for r in par["runs"]]
     assert keys == [(s, p.id, m) for s in (0, 1) for p in rs.problems for m in ("measure_all", "screen_topk")]
-    assert len(par["runs"]) == 8 and par["parallel"] == 2
+    assert len(par["runs"]) == 8 and par["parallel"] == parallel
     for a, b in zip(serial["runs"], par["runs"]):
         for key in ("problem_id", "method", "seed", "best_speedup", "gpu_measurements", "considered", "curve",
                     "finish_reason"):
@@ -265,7 +280,9 @@ def test_merge_adds_runs_replaces_same_key_and_reports_strict_and_tolerant(tmp_p
     assert live["seeds"] == [0, 1] and live["skipped"] == [] and live["completed"] == 4
     assert live["gpu_measurements_used"] == 16 and live["commit"] == "def"
     assert doc["metrics"]["live"]["screen_topk"]["runs"] == 2
-    assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5  # 1.5 < 2.0, 1.2 > 1.0
+    assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_run_rate"] == 0.5  # 1.5 < 2.0, 1.2 > 1.0
+    # the one problem: median of the ratios 0.75 and 1.2 is 0.975, more than 1% below 1: not won
+    assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
     # a run skipped by two calls in a row is listed once
     skip = {"problem_id": "P", "method": "screen_topk", "seed": 2}
     for _ in range(2):
@@ -344,14 +361,34 @@ def test_rescore_live_recomputes_tolerance_and_both_metrics_without_measuring(tm
     path = tmp_path / "search-h100.json"
     runs = [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 1.999)]
     path.write_text(json.dumps({"metrics": {"live": {"stale": True}}, "live": {**_SETTINGS, "runs": runs}}))
-    assert bench.main(["--rescore-live", "--gpu", "h100", "--out", str(path)]) == 0
+    assert bench.main(["--rescore", "--gpu", "h100", "--out", str(path)]) == 0
     doc = json.loads(path.read_text())
     tie, src = bench.live_tie_tolerance("h100")
     assert doc["live"]["tie_rel"] == tie and doc["live"]["tie_rel_source"] == src
     assert doc["metrics"]["live_strict"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
     expected = 1.0 if tie >= 0.0005 else 0.0  # 1.999 is 0.05% below 2.0
     assert doc["metrics"]["live"]["screen_topk"]["win_or_tie_rate_equal_budget"] == expected
-    assert bench.main(["--rescore-live", "--gpu", "h100", "--out", str(tmp_path / "none.json")]) == 2
+    assert bench.main(["--rescore", "--gpu", "h100", "--out", str(tmp_path / "none.json")]) == 2
+
+
+def test_rescore_recomputes_replay_and_archived_live_sections(tmp_path):
+    """Every metric comes back from the recorded runs: the replay's (exact and tolerant, with the
+    tolerance on disk), and an archived live section's with its own recorded tolerance."""
+    (tmp_path / "executor-h100.json").write_text(json.dumps({"metrics": {"cross_process_diff_pct_median": 0.5}}))
+    replay = [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 1.995),
+              _live_run("Q", "measure_all", 0, 1.0), _live_run("Q", "screen_topk", 0, 1.1)]
+    old_live = [_live_run("P", "measure_all", 0, 2.0), _live_run("P", "screen_topk", 0, 1.98)]
+    doc = {"metrics": {"screen_topk": {"stale": True}, "live_old": {"stale": True}},
+           "replay_runs": replay, "live_old": {**_SETTINGS, "runs": old_live, "tie_rel": 0.02}}
+    written = bench.rescore(doc, "h100", tmp_path)
+    assert set(written) == {"measure_all", "screen_topk", "replay_tolerant", "live_old", "live_strict_old"}
+    assert doc["metrics"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.5  # Q won, P 0.25% short
+    assert doc["metrics"]["replay_tolerant"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 1.0
+    assert doc["setup"]["tie_rel"] == pytest.approx(0.005)
+    assert doc["metrics"]["live_old"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 1.0  # 1% within 2%
+    assert doc["metrics"]["live_strict_old"]["screen_topk"]["win_or_tie_rate_equal_budget"] == 0.0
+    assert doc["live_old"]["per_problem"]["P"]["screen_topk"]["mean"] == pytest.approx(1.98)
+    assert bench.rescore({"metrics": {}}, "h100", tmp_path) == []
 
 
 def test_live_spread_per_problem_over_complete_pairs_only():
