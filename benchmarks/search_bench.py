@@ -43,7 +43,8 @@ copy each, the executor shared; each problem's forecaster is fitted once), so se
 candidates keep the executor's workers busy; `--seed-offset
 S` runs seeds S..S+seeds-1. A live call ADDS its runs to the live runs recorded in
 search-<gpu type>.json (`live.runs`; a run of the same problem, method and seed replaces the
-recorded one) when the settings (budget, k, m, max_seeds, forecaster, generator, methods) match,
+recorded one) when the settings (budget, k, m, max_seeds, forecaster, generator, adapt_forecasts,
+policy) match (a call may run a subset of the methods; `live.methods` is the union),
 and refuses before measuring anything when they differ, unless `--replace-live` is given. Each
 call's provenance (commit, date, device, seeds, hardware fingerprint, wall clock, runs added,
 replaced, skipped, failed) is appended to `live.calls`; each run carries its call's index. The
@@ -294,9 +295,10 @@ def _score_replay(doc: dict[str, Any], gpu_key: str, results_dir: Path) -> list[
 LIVE_PROBLEMS = ("L1/01_softmax", "L2/08_residual_layernorm", "L3/02_gated_mlp_swiglu_bf16")
 #: Finish reasons under which a run may end with fewer GPU measurements than its budget.
 RAN_DRY = ("exhausted", "no usable parent")
-#: Settings that must be equal for live runs to be pooled in one results file.
-LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "methods", "adapt_forecasts",
-                 "policy")
+#: Settings that must be equal for live runs to be pooled in one results file. The methods are not
+#: among them: a call may run a subset (e.g. the methods a time-guarded call skipped), and the live
+#: section's `methods` is the union over its calls.
+LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "adapt_forecasts", "policy")
 #: How the selective and uncertainty_aware methods decide (the `policy` live setting).
 POLICY_RULES = ("policies calibrated on the forecaster's held-out forecasts and the run's own; "
                 "uncertainty_aware trusts only confident no-gain forecasts")
@@ -503,8 +505,8 @@ def live_tie_tolerance(gpu_key: str, results_dir: Path = RESULTS_DIR) -> tuple[f
 
 
 def live_settings(live: dict[str, Any]) -> dict[str, Any]:
-    """The `LIVE_SETTINGS` of a live section (methods as a sorted list)."""
-    return {k: (sorted(live[k]) if k == "methods" else live.get(k, LIVE_DEFAULTS.get(k))) for k in LIVE_SETTINGS}
+    """The `LIVE_SETTINGS` of a live section."""
+    return {k: live.get(k, LIVE_DEFAULTS.get(k)) for k in LIVE_SETTINGS}
 
 
 def check_live_settings(doc: dict[str, Any] | None, settings: dict[str, Any], replace: bool, where: str) -> None:
@@ -552,7 +554,10 @@ def merge_live(doc: dict[str, Any], settings: dict[str, Any], call: dict[str, An
     pending = list(pending_by_key.values())
     calls.append({**call, "runs": len(new), "replaced": replaced, "skipped": len(out["skipped"]),
                   "failed": len(out["failed"]), "hardware_fingerprint": hardware.fingerprint})
-    live = {"mode": "live", **{k_: settings.get(k_, LIVE_DEFAULTS.get(k_)) for k_ in LIVE_SETTINGS}, "hardware": hardware.to_dict(),
+    methods = {*old.get("methods", []), *settings["methods"]}
+    live = {"mode": "live", **{k_: settings.get(k_, LIVE_DEFAULTS.get(k_)) for k_ in LIVE_SETTINGS},
+            "methods": sorted(methods, key=lambda x: (order["method"].get(x, len(METHODS)), x)),
+            "hardware": hardware.to_dict(),
             "hardware_fingerprint": hardware.fingerprint,
             "hardware_fingerprints": sorted({c["hardware_fingerprint"] for c in calls}),
             "problems": problems, "seeds": sorted({r["seed"] for r in merged}),

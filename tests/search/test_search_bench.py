@@ -302,6 +302,10 @@ def test_merge_refuses_other_settings_unless_replace_live(tmp_path):
     with pytest.raises(bench.ConfigError, match="budget 4 .*vs 8.*--replace-live"):
         bench.merge_live(doc, dict(_SETTINGS, budget=8), _call([1]), one, hw, results_dir=tmp_path)
     assert len(doc["live"]["calls"]) == 1
+    # a subset of the methods is no other setting: its runs are added, the section keeps the union
+    more = {"runs": [_live_run("P", "screen_topk", 1, 1.0)], "skipped": [], "failed": []}
+    bench.merge_live(doc, dict(_SETTINGS, methods=["screen_topk"]), _call([1]), more, hw, results_dir=tmp_path)
+    assert doc["live"]["methods"] == ["measure_all", "screen_topk"] and len(doc["live"]["runs"]) == 3
     bench.merge_live(doc, dict(_SETTINGS, budget=8), _call([0]), one, hw, replace=True, results_dir=tmp_path)
     assert doc["live"]["budget"] == 8 and len(doc["live"]["calls"]) == 1 and len(doc["live"]["runs"]) == 2
     # runs recorded before the methods' policy rules were a setting are not pooled with new ones
