@@ -35,8 +35,11 @@ Live mode measures on a real GPU (LocalGPUExecutor, one executor shared by all r
 measures its own candidates, so every method's GPU budget is exact), with zoo seeds and mutation
 children, and the learned forecaster fitted on the shipped H100 rows of the other problems:
 
-    PYTHONPATH=. python benchmarks/search_bench.py --live --gpu cuda:0 --seeds 4 --seed-offset 1 \
-        --budget 12 --parallel 3 --out DIR
+    PYTHONPATH=. python benchmarks/search_bench.py --live --gpu cuda:0 --budget 16 --k 2 --m 3 \
+        --seeds 3 --parallel 9 --budget-s 400 --out DIR
+
+(the settings of the committed live runs; `--methods` and `--seed-offset` complete what a
+time-guarded call skipped).
 
 `--parallel N` searches up to N (problem, seed) groups at once (one thread, Store and forecaster
 copy each, the executor shared; each problem's forecaster is fitted once), so several runs'
@@ -581,11 +584,19 @@ def score_live(doc: dict[str, Any], gpu_key: str, results_dir: Path = RESULTS_DI
     (`live_spread`); returns `doc`."""
     live = doc["live"]
     live["tie_rel"], live["tie_rel_source"] = live_tie_tolerance(gpu_key, results_dir)
-    doc.setdefault("metrics", {})
-    doc["metrics"]["live"] = live_metrics(live["runs"], live["methods"], live["tie_rel"])
-    doc["metrics"]["live_strict"] = live_metrics(live["runs"], live["methods"], 0.0)
-    live["per_problem"] = live_spread(live["runs"], live["methods"])
+    _score_live_section(doc, live, "")
     return doc
+
+
+def _score_live_section(doc: dict[str, Any], section: dict[str, Any], suffix: str) -> list[str]:
+    """metrics.live<suffix> (ties within the section's `tie_rel`, 0 when it has none),
+    metrics.live_strict<suffix> (exact) and the section's `per_problem`, from its runs."""
+    methods = section.get("methods", METHODS)
+    doc.setdefault("metrics", {})[f"live{suffix}"] = live_metrics(section["runs"], methods,
+                                                                  section.get("tie_rel", 0.0))
+    doc["metrics"][f"live_strict{suffix}"] = live_metrics(section["runs"], methods, 0.0)
+    section["per_problem"] = live_spread(section["runs"], methods)
+    return [f"live{suffix}", f"live_strict{suffix}"]
 
 
 def rescore(doc: dict[str, Any], gpu_key: str, results_dir: Path = RESULTS_DIR) -> list[str]:
@@ -602,13 +613,7 @@ def rescore(doc: dict[str, Any], gpu_key: str, results_dir: Path = RESULTS_DIR) 
         written += ["live", "live_strict"]
     for key, section in doc.items():
         if key.startswith("live_") and isinstance(section, dict) and section.get("runs"):
-            name = key[len("live_"):]
-            methods = section.get("methods", METHODS)
-            tie = section.get("tie_rel", 0.0)
-            doc.setdefault("metrics", {})[f"live_{name}"] = live_metrics(section["runs"], methods, tie)
-            doc["metrics"][f"live_strict_{name}"] = live_metrics(section["runs"], methods, 0.0)
-            section["per_problem"] = live_spread(section["runs"], methods)
-            written += [f"live_{name}", f"live_strict_{name}"]
+            written += _score_live_section(doc, section, key[len("live"):])
     return written
 
 
