@@ -1,7 +1,7 @@
 """Forecast benchmark: learned vs roofline forecasters on the shipped GPU measurements.
 
     .venv/bin/python benchmarks/forecast_bench.py [--data DIR] [--gpu h100] [--cross-gpu h200]
-        [--kind regression|classifier] [--ideal-offset auto|SHARE]
+        [--kind regression|classifier] [--ideal-offset auto|SHARE] [--split-seeds N]
 
 Reads the shipped data (kernels_cache/shipped/, `workbench.dataset.load_shipped`), runs
 problem-level cross-validation for the learned and roofline forecasters on --gpu, and for the
@@ -11,6 +11,12 @@ forecast-offset-<SHARE>-<gpu>.json, "benchmark": "forecast-offset-<SHARE>"):
 
     {"benchmark": "forecast", "gpu", "date", "commit", "data", "learned": {settings},
      "metrics": {"learned": {...}, "roofline": {...}, "cross_gpu": {...}}}
+
+`--split-seeds N` measures how much the estimate depends on which problems share a fold: the
+learned forecaster's cross-validation is repeated with the problems shuffled into folds by seeds
+0..N-1 (the default run uses seed 0), and benchmarks/results/forecast-splits-<gpu>.json gets each
+metric per seed with its mean, sample standard deviation, min and max
+("benchmark": "forecast-splits").
 
 The learned forecaster's settings are fixed a priori (no tuning on the test folds); its
 calibration and its share of the roofline ideal (ideal_offset="auto") are fitted inside each
@@ -23,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -95,6 +102,43 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
     return doc
 
 
+def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, max_iter: int = 100,
+               kind: str = "regression", calibration_folds: int = 10,
+               ideal_offset: float | str = "auto") -> dict:
+    """The learned forecaster's problem-level cross-validation with fold seeds 0..n_seeds-1;
+    writes `out` ("benchmark": "forecast-splits") and returns it."""
+    if n_seeds < 2:
+        raise SystemExit(f"--split-seeds needs at least 2 seeds to show a spread, got {n_seeds}")
+    problems, candidates, measurements = load_shipped(data)
+    if gpu not in {m.hardware_key for m in measurements}:
+        raise SystemExit(f"no {gpu} measurements in {data}")
+    synthetic = any(m.reason == "synthetic" for m in measurements)
+    if synthetic and out.resolve().parent == RESULTS_DIR:
+        raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
+    t0 = time.time()
+    factory = lambda: LearnedForecaster(max_iter=max_iter, kind=kind,  # noqa: E731
+                                        calibration_folds=calibration_folds, ideal_offset=ideal_offset)
+    per_seed = []
+    for seed in range(n_seeds):
+        result = evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds, seed=seed)
+        per_seed.append(_metrics(result))
+        print(f"fold seed {seed}: " + ", ".join(f"{k} {per_seed[-1][k]:.4f}" for k in METRIC_KEYS), flush=True)
+    summary = {}
+    for key in (*METRIC_KEYS, "mean_confidence"):
+        xs = [m[key] for m in per_seed]
+        summary[key] = {"per_seed": xs, "mean": statistics.fmean(xs), "sd": statistics.stdev(xs),
+                        "min": min(xs), "max": max(xs)}
+    doc = {"benchmark": "forecast-splits", "gpu": gpu, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+           "commit": commit(), "data": str(data), "synthetic": synthetic, "folds": folds,
+           "split_seeds": list(range(n_seeds)), "learned": {"kind": kind, "max_iter": max_iter,
+                                                            "ideal_offset": ideal_offset},
+           "n": per_seed[0]["n"], "seconds": round(time.time() - t0, 1), "metrics": {"learned": summary}}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2, default=float) + "\n")
+    print(f"wrote {out}")
+    return doc
+
+
 def benchmark_name(ideal_offset: float | str) -> str:
     """"forecast" for the default forecaster; "forecast-offset-<share>" for a fixed share (an
     ablation, written to its own results file)."""
@@ -135,10 +179,18 @@ def main(argv: list[str] | None = None) -> int:
                     help="share of the roofline ideal the regression target is relative to: a "
                     "number >= 0, or 'auto' (chosen inside each fit; the default)")
     ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
+    ap.add_argument("--split-seeds", type=int, default=0, metavar="N",
+                    help="instead: repeat the learned forecaster's cross-validation with fold seeds "
+                    "0..N-1 and write forecast-splits-<gpu>.json (how much the estimate depends on the split)")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
         print(f"no shipped data at {args.data}; record it on a GPU first", file=sys.stderr)
         return 1
+    if args.split_seeds:
+        run_splits(args.data, args.gpu, args.out or RESULTS_DIR / f"forecast-splits-{args.gpu}.json",
+                   args.split_seeds, args.folds, args.max_iter, args.kind, args.calibration_folds,
+                   args.ideal_offset)
+        return 0
     out = args.out or RESULTS_DIR / f"{benchmark_name(args.ideal_offset)}-{args.gpu}.json"
     run(args.data, args.gpu, args.cross_gpu or None, out, args.folds, args.seed, args.plots,
         args.max_iter, args.kind, args.calibration_folds, args.ideal_offset)

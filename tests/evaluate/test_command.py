@@ -82,3 +82,23 @@ def test_benchmark_fixed_ideal_offset_is_an_ablation_with_its_own_name(shipped, 
     with pytest.raises(SystemExit):
         bench.main(["--data", str(shipped), "--ideal-offset", "-1"])
     assert "expected 'auto' or a number >= 0" in capsys.readouterr().err
+
+
+def test_split_seeds_repeat_the_learned_cross_validation(shipped, tmp_path, capsys):
+    """--split-seeds 2: the same CV with two fold assignments; each metric per seed with its spread,
+    seed 0 equal to the default run's learned metrics."""
+    bench = _bench()
+    out = tmp_path / "splits.json"
+    assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30", "--split-seeds", "2",
+                       "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["benchmark"] == "forecast-splits" and doc["split_seeds"] == [0, 1] and doc["synthetic"] is True
+    obo = doc["metrics"]["learned"]["off_by_one"]
+    assert len(obo["per_seed"]) == 2 and obo["min"] <= obo["mean"] <= obo["max"]
+    assert obo["sd"] == pytest.approx(abs(obo["per_seed"][0] - obo["per_seed"][1]) / 2 ** 0.5)
+    one = tmp_path / "one.json"
+    assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30", "--cross-gpu", "",
+                       "--out", str(one)]) == 0
+    assert json.loads(one.read_text())["metrics"]["learned"]["off_by_one"] == pytest.approx(obo["per_seed"][0])
+    with pytest.raises(SystemExit, match="at least 2"):
+        bench.main(["--data", str(shipped), "--split-seeds", "1", "--out", str(out)])
