@@ -41,9 +41,9 @@ children, and the learned forecaster fitted on the shipped H100 rows of the othe
 (the settings of the committed live runs; `--methods` and `--seed-offset` complete what a
 time-guarded call skipped).
 
-`--parallel N` searches up to N (problem, seed) groups at once (one thread, Store and forecaster
-copy each, the executor shared; each problem's forecaster is fitted once), so several runs'
-candidates keep the executor's workers busy; `--seed-offset
+`--parallel N` searches up to N runs at once, started in plan order (one thread, Store and
+forecaster copy each, the executor shared; each problem's forecaster is fitted once), so several
+runs' candidates keep the executor's workers busy; `--seed-offset
 S` runs seeds S..S+seeds-1. A live call ADDS its runs to the live runs recorded in
 search-<gpu type>.json (`live.runs`; a run of the same problem, method and seed replaces the
 recorded one) when the settings (budget, k, m, max_seeds, forecaster, generator, adapt_forecasts,
@@ -121,12 +121,17 @@ def roofline_factory(records, held_out: str):
 
 
 def search_once(store, problem: Problem, executor, generator, forecaster, method: str, seed: int, budget: int,
-                k: int, m: int, method_kw: dict | None = None, **run_kw) -> dict[str, Any]:
-    """One search with the given components; returns its summary plus the best-so-far curve."""
+                k: int, m: int, method_kw: dict | None = None,
+                on_start: Callable[[SearchRun], Any] | None = None, **run_kw) -> dict[str, Any]:
+    """One search with the given components; returns its summary plus the best-so-far curve.
+    `on_start(run)` is told the SearchRun before it starts (so another thread may stop it);
+    "finished" is False when it was stopped before its end."""
     run = SearchRun(store, problem, executor, generator, forecaster,
                     make_method(method, k=k, m=m, **(method_kw or {})), budget=budget, seed=seed, **run_kw)
+    if on_start is not None:
+        on_start(run)
     summary = run.run()
-    return {"problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
+    return {"finished": summary["finished"], "problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
             "best_speedup": summary["best_speedup"] or 0.0, "gpu_measurements": summary["gpu_measurements"],
             "considered": summary["candidates_considered"], "finish_reason": summary["finish_reason"],
             "curve": best_curve(store.events(run.search_id))}
@@ -138,8 +143,10 @@ def run_one(store, problem: Problem, records, hardware_key: str, method: str, se
     ms = [x for x in records.measurements if x.problem_id == problem.id and x.hardware_key == hardware_key]
     ex = CacheExecutor(ms, hardware_key)
     cands = [c for c in records.candidates if c.problem_id == problem.id]
-    return search_once(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster, method, seed,
-                       budget, k, m, method_kw, adapt_forecasts=adapt)
+    r = search_once(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster, method, seed,
+                    budget, k, m, method_kw, adapt_forecasts=adapt)
+    r.pop("finished")  # a replayed search always runs to its end
+    return r
 
 
 def eligible_problems(records, hardware_key: str, budget: int) -> list[Problem]:
@@ -350,21 +357,25 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
              forecaster_factory: ForecasterFactory, methods: Sequence[str] = METHODS, k: int = 4, m: int = 4,
              max_seeds: int = 4, budget_s: float = 420.0, progress: bool = True, parallel: int = 1,
              generator_factory: GeneratorFactory = mutation_generator,
-             warm_up: Callable[[], Any] | None = None, adapt: bool = True) -> dict[str, Any]:
+             warm_up: Callable[[], Any] | None = None, adapt: bool = True,
+             deadline_s: float | None = None) -> dict[str, Any]:
     """Every problem x seed x method measured live on `executor` (shared; each run measures its own
     candidates, so each method's GPU budget is exact).
 
     The plan is seeds x problems x methods. `parallel` = 1 runs it in that order in this thread.
-    `parallel` = N > 1 splits it into (problem, seed) groups: up to N groups are searched at once,
-    each in its own thread with its own Store (its own SQLite file) and its own copy of the
-    problem's forecaster; within a group the methods run in plan order. The forecaster is fitted
-    once per problem (by the first of its groups to need it; the others wait for that fit and
-    take a deep copy), so a run sees the same forecaster whatever the grouping. The executor is
-    shared (its `submit` is thread-safe), so the groups' candidates fill its workers together.
+    `parallel` = N > 1 searches up to N runs at once, started in plan order, each in its own
+    thread with its own Store (its own SQLite file) and its own copy of the problem's
+    forecaster. The forecaster is fitted once per problem (by the first run to need it; the
+    others wait for that fit and take a deep copy), so a run sees the same forecaster whatever
+    the parallelism. The executor is shared (its `submit` is thread-safe), so the runs'
+    candidates fill its workers together (runs of one problem share its chunk workers).
     `warm_up()`, if given, runs once before any thread starts (e.g. to fill shared feature caches).
 
     No new run starts once `budget_s` seconds (wall clock, warm-up and fits included) have passed,
-    in any thread; such runs are listed in "skipped". A run that raises (its forecaster's fit
+    in any thread; such runs are listed in "skipped". At `deadline_s` seconds (None: never) every
+    run still going is stopped after its current step and listed in "skipped" too, with the GPU
+    measurements it had spent (`stopped_at`): a call that must end by a hard limit keeps the runs
+    that finished instead of losing everything to the limit. A run that raises (its forecaster's fit
     included) is listed in "failed" with its error; the other runs go on. Returns {"runs",
     "skipped", "failed", "seconds", "warm_up_s", "parallel"}, each list in plan order; each run
     carries `wall_s` (seconds) and `budget_exact`.
@@ -390,6 +401,31 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                 bar.write(f"[{i + 1}/{len(plan)}] {rec['problem_id']} {rec['method']} seed {rec['seed']}: {line}",
                           file=sys.stderr)
 
+    running: set[SearchRun] = set()
+    past_deadline, done = threading.Event(), threading.Event()
+
+    def started(run: SearchRun) -> None:
+        with lock:
+            running.add(run)
+
+    def watch() -> None:
+        """From the deadline on, ask every run to stop, once a second (SearchRun.run() clears a
+        stop that came before it began)."""
+        if done.wait(max(0.0, deadline_s - (time.monotonic() - t0))):
+            return
+        past_deadline.set()
+        while True:
+            with lock:
+                for run in running:
+                    run.stop()
+            if done.wait(1.0):
+                return
+
+    watchdog = threading.Thread(target=watch, daemon=True, name="search-live-deadline") \
+        if deadline_s is not None else None
+    if watchdog is not None:
+        watchdog.start()
+
     fitted: dict[str, Any] = {}  # problem id -> its fitted forecaster, or the exception its fit raised
     fit_locks = {p.id: threading.Lock() for p in problems}
 
@@ -407,11 +443,11 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
         return copy.deepcopy(fc)  # a thread's runs never share mutable forecaster state with another's
 
     def work(items: list[tuple[int, tuple[Problem, int, str]]], db_path: Path) -> None:
-        """Runs `items` (one (problem, seed) group when parallel) in order against one Store."""
+        """Runs `items` (the whole plan, or one run when parallel) in order against one Store."""
         forecasters: dict[str, Any] = {}
         try:
             store = Store(db_path)
-        except Exception as e:  # noqa: BLE001 - every run of this group is recorded as failed
+        except Exception as e:  # noqa: BLE001 - every run given here is recorded as failed
             for i, (problem, seed, method) in items:
                 record(i, "failed", {"problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
                                      "error": f"store: {type(e).__name__}: {e}"}, "FAILED (store)")
@@ -419,7 +455,7 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
         with store:
             for i, (problem, seed, method) in items:
                 key = {"problem_id": problem.id, "method": method, "seed": seed}
-                if time.monotonic() - t0 > budget_s:
+                if time.monotonic() - t0 > budget_s or past_deadline.is_set():
                     record(i, "skipped", key, "skipped (time guard)")
                     continue
                 t1 = time.monotonic()
@@ -428,11 +464,15 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                         forecasters[problem.id] = forecaster_for(problem)
                     fc = forecasters[problem.id]
                     r = search_once(store, problem, executor, generator_factory(problem), fc, method, seed,
-                                    budget, k, m, max_seeds=max_seeds, adapt_forecasts=adapt)
+                                    budget, k, m, max_seeds=max_seeds, adapt_forecasts=adapt, on_start=started)
                 except Exception as e:  # noqa: BLE001 - one failed run must not stop the others
                     rec = {**key, "budget": budget, "error": f"{type(e).__name__}: {e}",
                            "wall_s": round(time.monotonic() - t1, 2)}
                     record(i, "failed", rec, f"FAILED: {rec['error']}")
+                    continue
+                if not r.pop("finished"):  # stopped at the deadline: its partial search is not a result
+                    record(i, "skipped", {**key, "stopped_at": r["gpu_measurements"]},
+                           f"stopped at the deadline after {r['gpu_measurements']} GPU measurements")
                     continue
                 r["wall_s"] = round(time.monotonic() - t1, 2)
                 r["budget_exact"] = budget_exact(r)
@@ -444,17 +484,16 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
             if parallel == 1:
                 work(plan, Path(tmp) / "live.sqlite")
             else:
-                groups: dict[tuple[str, int], list] = {}
-                for item in plan:
-                    problem, seed, _ = item[1]
-                    groups.setdefault((problem.id, seed), []).append(item)
-                with ThreadPoolExecutor(max_workers=min(parallel, len(groups) or 1),
+                with ThreadPoolExecutor(max_workers=min(parallel, len(plan) or 1),
                                         thread_name_prefix="search-live") as pool:
-                    futs = [pool.submit(work, items, Path(tmp) / f"live-{n}.sqlite")
-                            for n, items in enumerate(groups.values())]
+                    futs = [pool.submit(work, [item], Path(tmp) / f"live-{n}.sqlite")
+                            for n, item in enumerate(plan)]
                     for f in futs:
                         f.result()
     finally:
+        done.set()
+        if watchdog is not None:
+            watchdog.join()
         bar.close()
     by_kind: dict[str, list[dict[str, Any]]] = {"run": [], "skipped": [], "failed": []}
     for i in sorted(outcome):
@@ -665,12 +704,12 @@ def live_main(args) -> int:
         warm = (lambda: warm_h100_features(records)) if args.parallel > 1 and args.forecaster == "learned" else None
         out = run_live(records, problems, executor, seeds, args.budget, factory, methods, k=args.k, m=args.m,
                        max_seeds=args.max_seeds, budget_s=args.budget_s, parallel=args.parallel, warm_up=warm,
-                       adapt=not args.no_adapt)
+                       adapt=not args.no_adapt, deadline_s=args.deadline_s)
     finally:
         executor.close()
     call = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "device": args.gpu,
             "problems": [p.id for p in problems], "seeds": seeds, "parallel": args.parallel,
-            "budget_s": args.budget_s, "seconds": out["seconds"], "warm_up_s": out["warm_up_s"],
+            "budget_s": args.budget_s, "deadline_s": args.deadline_s, "seconds": out["seconds"], "warm_up_s": out["warm_up_s"],
             "gpu_measurements_used": sum(r["gpu_measurements"] for r in out["runs"])}
     merge_live(doc, settings, call, out, hw, replace=args.replace_live)
     if base is None:
@@ -715,8 +754,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-seeds", type=int, default=4, help="--live: zoo seeds measured at step 0")
     ap.add_argument("--budget-s", type=float, default=420.0,
                     help="--live: start no new run after this many seconds (wall clock)")
-    ap.add_argument("--parallel", type=int, default=1, help="--live: search up to N (problem, seed) groups "
-                    "at once, one thread each, sharing the executor")
+    ap.add_argument("--deadline-s", type=float, default=None,
+                    help="--live: stop the runs still going after this many seconds (wall clock); they are "
+                    "listed as skipped, the finished ones are kept")
+    ap.add_argument("--parallel", type=int, default=1, help="--live: search up to N runs at once (started "
+                    "in plan order), one thread each, sharing the executor")
     ap.add_argument("--seed-offset", type=int, default=0, help="--live: run seeds S..S+seeds-1 (add seeds to "
                     "recorded runs)")
     ap.add_argument("--replace-live", action="store_true", help="--live: discard the recorded live runs instead "

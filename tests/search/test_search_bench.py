@@ -166,10 +166,10 @@ def _replay_live(rs, parallel, seeds=(0, 1), budget=8, **kw):
     return out, fits
 
 
-@pytest.mark.parametrize("parallel", [2, 4])
+@pytest.mark.parametrize("parallel", [2, 4, 8])
 def test_parallel_live_gives_the_serial_results_in_plan_order(parallel):
-    """2 problems x 2 seeds: (problem, seed) groups searched at once give the serial runs, and each
-    problem's forecaster is fitted once even when its two seeds' groups start together."""
+    """2 problems x 2 seeds x 2 methods: runs searched at once give the serial runs, and each
+    problem's forecaster is fitted once even when several of its runs start together."""
     rs = _records(2)
     serial, fits1 = _replay_live(rs, parallel=1)
     par, fits2 = _replay_live(rs, parallel=parallel)
@@ -205,6 +205,40 @@ def test_time_guard_applies_to_every_thread():
     out, fits = _replay_live(_records(2), parallel=2, budget_s=0.0)
     assert out["runs"] == [] and out["failed"] == [] and fits == []
     assert len(out["skipped"]) == 8
+
+
+def test_deadline_stops_the_runs_in_flight_and_keeps_the_finished_ones():
+    """--deadline-s: runs still going at the deadline are stopped after their step and listed as
+    skipped with the measurements they had spent; runs that ended before it are kept whole."""
+    import time as _time
+
+    from workbench.execution.executors import CacheExecutor
+    from workbench.search import ReplayGenerator
+
+    rs = _records(2)
+    ex = CacheExecutor(rs.measurements, "h100")
+    by_pid = {p.id: [c for c in rs.candidates if c.problem_id == p.id] for p in rs.problems}
+    slow_pid = rs.problems[1].id
+
+    class Slow(ReplayGenerator):
+        def children(self, ctx):
+            _time.sleep(1.0)
+            return super().children(ctx)
+
+    def gen(p):
+        cls = Slow if p.id == slow_pid else ReplayGenerator
+        return cls(by_pid[p.id], ex.candidate_ids)
+
+    out = bench.run_live(rs, rs.problems, ex, [0], 8, lambda r, pid: NoisyOracleForecaster(r.measurements),
+                         methods=["measure_all", "screen_topk"], k=2, m=2, max_seeds=2, progress=False,
+                         parallel=4, generator_factory=gen, deadline_s=1.5)
+    fast = [r for r in out["runs"] if r["problem_id"] != slow_pid]
+    assert len(fast) == 2 and all(r["budget_exact"] and r["gpu_measurements"] == 8 for r in fast)
+    assert out["runs"] == fast and out["failed"] == []
+    stopped = out["skipped"]
+    assert [(r["problem_id"], r["method"]) for r in stopped] == [(slow_pid, "measure_all"), (slow_pid, "screen_topk")]
+    assert all(0 < r["stopped_at"] < 8 for r in stopped)
+    assert out["seconds"] < 2.9  # a slow run whole takes 3+ s (three steps of 1 s after its seeds)
 
 
 def test_metrics_tie_tolerance_on_a_hand_made_case():
