@@ -36,9 +36,11 @@ measures its own candidates, so every method's GPU budget is exact), with zoo se
 children, and the learned forecaster fitted on the shipped H100 rows of the other problems:
 
     PYTHONPATH=. python benchmarks/search_bench.py --live --gpu cuda:0 --budget 16 --k 2 --m 3 \
-        --seeds 3 --parallel 9 --budget-s 400 --out DIR
+        --problems L1/09_mean_cols,L1/22_maxpool2d,L2/02_linear_bias_gelu_bf16 --seeds 1 \
+        --parallel 12 --budget-s 200 --deadline-s 470 --out DIR
 
-(the settings of the committed live runs; `--methods` and `--seed-offset` complete what a
+(the settings of the committed live runs, one of their calls; at about 0.75 measurements per
+second, 12 budget-16 runs fit a 10-minute call; `--methods` and `--seed-offset` complete what a
 time-guarded call skipped).
 
 `--parallel N` searches up to N runs at once, started in plan order (one thread, Store and
