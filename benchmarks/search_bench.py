@@ -21,7 +21,9 @@ problems)"); each has a per-run twin:
   median over all runs instead. `match_rate` gives the share of runs that matched.
 
 Searches adapt their forecasts to their own measurements (SearchRun's adapt_forecasts, the
-default; `--no-adapt` turns it off, recorded as setup.adapt_forecasts). `--jobs N` runs N problems
+default; `--no-adapt` turns it off, recorded as setup.adapt_forecasts). Each recorded run keeps its
+best speedup, GPU measurements, candidates considered, `trusted` (forecasts that stood in for a
+measurement; runs recorded before this key existed lack it) and its best-so-far curve. `--jobs N` runs N problems
 at once in worker processes, with the same results as one job.
 
     python benchmarks/search_bench.py --data kernels_cache/shipped --gpu h100 --budget 16 --seeds 5 --k 2 --m 3 --jobs 16
@@ -135,7 +137,8 @@ def search_once(store, problem: Problem, executor, generator, forecaster, method
     summary = run.run()
     return {"finished": summary["finished"], "problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
             "best_speedup": summary["best_speedup"] or 0.0, "gpu_measurements": summary["gpu_measurements"],
-            "considered": summary["candidates_considered"], "finish_reason": summary["finish_reason"],
+            "considered": summary["candidates_considered"], "trusted": summary["trusted"],
+            "finish_reason": summary["finish_reason"],
             "curve": best_curve(store.events(run.search_id))}
 
 

@@ -45,6 +45,10 @@ def test_benchmark_on_synthetic_pool_respects_budget_and_reports_all_metrics():
         assert m["runs"] == 6 and m["gpu_measurements_max"] <= 10
         assert m["final_best_speedup_median"] > 0
     assert met["screen_topk"]["candidates_considered_mean"] > base["candidates_considered_mean"]
+    # each run records how many forecasts stood in for a measurement: only the policy methods trust
+    trusted = {meth: [r["trusted"] for r in results if r["method"] == meth] for meth in bench.METHODS}
+    assert trusted["measure_all"] == trusted["screen_topk"] == [0] * 6
+    assert sum(trusted["selective"]) > 0
 
 
 def test_metrics_on_hand_made_results():
