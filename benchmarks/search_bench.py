@@ -23,8 +23,8 @@ problems)"); each has a per-run twin:
 Searches adapt their forecasts to their own measurements (SearchRun's adapt_forecasts, the
 default; `--no-adapt` turns it off, recorded as setup.adapt_forecasts). Each recorded run keeps its
 best speedup, GPU measurements, candidates considered, `trusted` (forecasts that stood in for a
-measurement; runs recorded before this key existed lack it) and its best-so-far curve. `--jobs N` runs N problems
-at once in worker processes, with the same results as one job.
+measurement; runs recorded before this key existed lack it) and its best-so-far curve. `--jobs N`
+runs N problems at once in worker processes, with the same results as one job.
 
     python benchmarks/search_bench.py --data kernels_cache/shipped --gpu h100 --budget 16 --seeds 5 --k 2 --m 3 --jobs 16
 
@@ -126,15 +126,15 @@ def roofline_factory(records, held_out: str):
 
 def search_once(store, problem: Problem, executor, generator, forecaster, method: str, seed: int, budget: int,
                 k: int, m: int, method_kw: dict | None = None,
-                on_start: Callable[[SearchRun], Any] | None = None, **run_kw) -> dict[str, Any]:
+                stop_when: Callable[[], bool] | None = None, **run_kw) -> dict[str, Any]:
     """One search with the given components; returns its summary plus the best-so-far curve.
-    `on_start(run)` is told the SearchRun before it starts (so another thread may stop it);
-    "finished" is False when it was stopped before its end."""
+    `stop_when()`, asked after each step, ends the search early when it returns True;
+    "finished" is False when the search was ended so."""
     run = SearchRun(store, problem, executor, generator, forecaster,
                     make_method(method, k=k, m=m, **(method_kw or {})), budget=budget, seed=seed, **run_kw)
-    if on_start is not None:
-        on_start(run)
-    summary = run.run()
+    while run.step() and not (stop_when is not None and stop_when()):
+        pass
+    summary = run.summary()
     return {"finished": summary["finished"], "problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
             "best_speedup": summary["best_speedup"] or 0.0, "gpu_measurements": summary["gpu_measurements"],
             "considered": summary["candidates_considered"], "trusted": summary["trusted"],
@@ -406,30 +406,8 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                 bar.write(f"[{i + 1}/{len(plan)}] {rec['problem_id']} {rec['method']} seed {rec['seed']}: {line}",
                           file=sys.stderr)
 
-    running: set[SearchRun] = set()
-    past_deadline, done = threading.Event(), threading.Event()
-
-    def started(run: SearchRun) -> None:
-        with lock:
-            running.add(run)
-
-    def watch() -> None:
-        """From the deadline on, ask every run to stop, once a second (SearchRun.run() clears a
-        stop that came before it began)."""
-        if done.wait(max(0.0, deadline_s - (time.monotonic() - t0))):
-            return
-        past_deadline.set()
-        while True:
-            with lock:
-                for run in running:
-                    run.stop()
-            if done.wait(1.0):
-                return
-
-    watchdog = threading.Thread(target=watch, daemon=True, name="search-live-deadline") \
-        if deadline_s is not None else None
-    if watchdog is not None:
-        watchdog.start()
+    def past_deadline() -> bool:
+        return deadline_s is not None and time.monotonic() - t0 > deadline_s
 
     fitted: dict[str, Any] = {}  # problem id -> its fitted forecaster, or the exception its fit raised
     fit_locks = {p.id: threading.Lock() for p in problems}
@@ -460,7 +438,7 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
         with store:
             for i, (problem, seed, method) in items:
                 key = {"problem_id": problem.id, "method": method, "seed": seed}
-                if time.monotonic() - t0 > budget_s or past_deadline.is_set():
+                if time.monotonic() - t0 > budget_s or past_deadline():
                     record(i, "skipped", key, "skipped (time guard)")
                     continue
                 t1 = time.monotonic()
@@ -469,7 +447,8 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                         forecasters[problem.id] = forecaster_for(problem)
                     fc = forecasters[problem.id]
                     r = search_once(store, problem, executor, generator_factory(problem), fc, method, seed,
-                                    budget, k, m, max_seeds=max_seeds, adapt_forecasts=adapt, on_start=started)
+                                    budget, k, m, max_seeds=max_seeds, adapt_forecasts=adapt,
+                                    stop_when=past_deadline)
                 except Exception as e:  # noqa: BLE001 - one failed run must not stop the others
                     rec = {**key, "budget": budget, "error": f"{type(e).__name__}: {e}",
                            "wall_s": round(time.monotonic() - t1, 2)}
@@ -496,9 +475,6 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                     for f in futs:
                         f.result()
     finally:
-        done.set()
-        if watchdog is not None:
-            watchdog.join()
         bar.close()
     by_kind: dict[str, list[dict[str, Any]]] = {"run": [], "skipped": [], "failed": []}
     for i in sorted(outcome):
@@ -714,7 +690,8 @@ def live_main(args) -> int:
         executor.close()
     call = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "device": args.gpu,
             "problems": [p.id for p in problems], "seeds": seeds, "parallel": args.parallel,
-            "budget_s": args.budget_s, "deadline_s": args.deadline_s, "seconds": out["seconds"], "warm_up_s": out["warm_up_s"],
+            "budget_s": args.budget_s, "deadline_s": args.deadline_s, "seconds": out["seconds"],
+            "warm_up_s": out["warm_up_s"],
             "gpu_measurements_used": sum(r["gpu_measurements"] for r in out["runs"])}
     merge_live(doc, settings, call, out, hw, replace=args.replace_live)
     if base is None:
