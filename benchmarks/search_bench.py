@@ -51,9 +51,13 @@ runs' candidates keep the executor's workers busy; `--seed-offset
 S` runs seeds S..S+seeds-1. A live call ADDS its runs to the live runs recorded in
 search-<gpu type>.json (`live.runs`; a run of the same problem, method and seed replaces the
 recorded one) when the settings (budget, k, m, max_seeds, forecaster, generator, adapt_forecasts,
-policy) match (a call may run a subset of the methods; `live.methods` is the union),
-and refuses before measuring anything when they differ, unless `--replace-live` is given. Each
-call's provenance (commit, date, device, seeds, hardware fingerprint, wall clock, runs added,
+policy, uncertainty_aware_rule) match (a call may run a subset of the methods; `live.methods` is
+the union), and refuses before measuring anything when they differ, unless `--replace-live` is
+given. `--archive-as NAME` handles a change of a setting that concerns one method only (`METHOD_SETTINGS`:
+uncertainty_aware's trust rule, `uncertainty_aware_rule`): the live section is copied as it is to
+`live_NAME` (an archived section, scored as below), that method's live runs are dropped from
+`live` and later calls add them anew under the new rule, while the other methods' runs stay
+(`live.restarted` records when). Each call's provenance (commit, date, device, seeds, hardware fingerprint, wall clock, runs added,
 replaced, skipped, failed) is appended to `live.calls`; each run carries its call's index. The
 merged file goes to benchmarks/results/ and to DIR. `--gpu cpu` (interpreter, a smoke test)
 writes only DIR/search-cpu.json and never merges.
@@ -313,14 +317,24 @@ RAN_DRY = ("exhausted", "no usable parent")
 #: Settings that must be equal for live runs to be pooled in one results file. The methods are not
 #: among them: a call may run a subset (e.g. the methods a time-guarded call skipped), and the live
 #: section's `methods` is the union over its calls.
-LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "adapt_forecasts", "policy")
+LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "adapt_forecasts", "policy",
+                 "uncertainty_aware_rule")
 #: How the selective and uncertainty_aware methods decide (the `policy` live setting).
 POLICY_RULES = ("policies calibrated on the forecaster's held-out forecasts and the run's own; "
                 "uncertainty_aware trusts only confident no-gain forecasts")
+#: How uncertainty_aware decides which children need no measurement (its trust_rule).
+UA_RULE = ("no_gain: a child is trusted when the conformal no-gain certificate (risk 0.1, delta 0.1) covers "
+           "its forecast probability of not beating its parent by min_gain 0.02")
 #: Value of a live setting that live sections recorded before the setting existed lack.
 LIVE_DEFAULTS = {"adapt_forecasts": False,
                  "policy": "policies calibrated on the run's own forecasts (16 or more); uncertainty_aware "
-                           "skips every child with expected improvement below min_gain"}
+                           "skips every child with expected improvement below min_gain",
+                 "uncertainty_aware_rule": "policy: a child is trusted when the selective policy trusts its "
+                                           "forecast (bin confidence) and its expected improvement is below "
+                                           "min_gain"}
+#: Live settings that concern only some methods: when only these differ, `--archive-as NAME`
+#: archives the live section and restarts those methods' live runs, keeping the others'.
+METHOD_SETTINGS = {"uncertainty_aware_rule": ("uncertainty_aware",)}
 #: The executor benchmark's metric that sets the live tie tolerance (a percentage).
 TIE_KEY = "cross_process_diff_pct_median"
 #: Per-run keys written to the results file.
@@ -538,11 +552,56 @@ def check_live_settings(doc: dict[str, Any] | None, settings: dict[str, Any], re
     if replace or not old or not old.get("runs"):
         return
     theirs, ours = live_settings(old), live_settings(settings)
-    diff = [f"{k} {theirs[k]!r} (recorded) vs {ours[k]!r} (this call)" for k in LIVE_SETTINGS if theirs[k] != ours[k]]
+    keys = [k for k in LIVE_SETTINGS if theirs[k] != ours[k]]
+    diff = [f"{k} {theirs[k]!r} (recorded) vs {ours[k]!r} (this call)" for k in keys]
     if diff:
+        restart = sorted({m for k in keys for m in METHOD_SETTINGS.get(k, ())})
+        hint = (f", or pass --archive-as NAME to archive the live section as live_NAME and restart the live runs "
+                f"of {', '.join(restart)} only" if all(k in METHOD_SETTINGS for k in keys) else "")
         raise ConfigError(f"the live runs in {where} were taken with other settings: {'; '.join(diff)}. Run with "
                           "the recorded settings to add runs, or pass --replace-live to discard the recorded "
-                          "live runs")
+                          f"live runs{hint}")
+
+
+def archive_and_restart(doc: dict[str, Any], settings: dict[str, Any], name: str, gpu_key: str,
+                        results_dir: Path = RESULTS_DIR) -> list[str]:
+    """When the recorded live settings differ from `settings` only in method-specific ones
+    (`METHOD_SETTINGS`): copy the live section, as it is, to `live_<name>` (scored as an archived
+    section), drop the live runs (and skipped / failed entries) of the methods those settings
+    concern, and record the new settings, so later calls add those methods' runs under the new
+    settings while every other method's runs stay. Returns the restarted methods; raises
+    ConfigError when another setting differs, nothing differs, or `live_<name>` exists."""
+    old = doc.get("live")
+    if not old or not old.get("runs"):
+        raise ConfigError("--archive-as: there are no recorded live runs to archive")
+    key = f"live_{name}"
+    if not name.replace("_", "").isalnum() or key in doc:
+        raise ConfigError(f"--archive-as {name!r}: give a new name of letters, digits and '_' ({key} exists or is "
+                          "not a valid name)")
+    theirs, ours = live_settings(old), live_settings(settings)
+    keys = [k for k in LIVE_SETTINGS if theirs[k] != ours[k]]
+    if not keys:
+        raise ConfigError("--archive-as: the recorded live settings equal this call's; nothing to restart")
+    others = [k for k in keys if k not in METHOD_SETTINGS]
+    if others:
+        raise ConfigError(f"--archive-as restarts only method-specific settings ({', '.join(METHOD_SETTINGS)}); "
+                          f"{', '.join(others)} differ as well: use --replace-live")
+    restart = sorted({m for k in keys for m in METHOD_SETTINGS[k]})
+    doc[key] = copy.deepcopy(old)
+    doc[key]["archived"] = {"date": time.strftime("%Y-%m-%d"), "reason": "restarted "
+                            + ", ".join(restart) + " under " + "; ".join(f"{k} {ours[k]!r}" for k in keys)}
+    keep = lambda x: x["method"] not in restart  # noqa: E731
+    live = doc["live"]
+    live["runs"] = [r for r in old["runs"] if keep(r)]
+    live["skipped"] = [x for x in old.get("skipped", []) if keep(x)]
+    live["failed"] = [x for x in old.get("failed", []) if keep(x)]
+    live.update({k: ours[k] for k in keys})
+    live["restarted"] = [*old.get("restarted", []), {"methods": restart, "archived_as": key,
+                                                     "at_call": len(old.get("calls", []))}]
+    live["completed"] = len(live["runs"])
+    live["gpu_measurements_used"] = sum(r["gpu_measurements"] for r in live["runs"])
+    rescore(doc, gpu_key, results_dir)
+    return restart
 
 
 def _run_key(r: dict[str, Any]) -> tuple[str, str, int]:
@@ -589,6 +648,8 @@ def merge_live(doc: dict[str, Any], settings: dict[str, Any], call: dict[str, An
             "skipped": [x for x in pending if "error" not in x],
             "failed": [x for x in pending if "error" in x],
             "date": call["date"], "commit": call["commit"], "calls": calls, "runs": merged}
+    if "restarted" in old:
+        live["restarted"] = old["restarted"]
     if "unattributed" in old:
         live["unattributed"] = old["unattributed"]
     elif "seconds" in old and old.get("runs"):  # recorded before each call carried its own timing
@@ -671,7 +732,7 @@ def live_main(args) -> int:
                 "forecaster": args.forecaster + (" (shipped h100 rows of the other problems)"
                                                  if args.forecaster == "learned" else ""),
                 "generator": "mutation (zoo seeds)", "methods": methods, "adapt_forecasts": not args.no_adapt,
-                "policy": POLICY_RULES}
+                "policy": POLICY_RULES, "uncertainty_aware_rule": UA_RULE}
     executor = live_executor(args.gpu)
     try:
         hw = executor.hardware
@@ -681,6 +742,10 @@ def live_main(args) -> int:
             base = RESULTS_DIR / f"search-{hw.key}.json"
             doc = (json.loads(base.read_text()) if base.exists()
                    else {"benchmark": "search", "gpu": hw.key, "metrics": {}})
+            if args.archive_as:
+                restarted = archive_and_restart(doc, settings, args.archive_as, hw.key)
+                print(f"archived the live section as live_{args.archive_as}; restarted {', '.join(restarted)}",
+                      file=sys.stderr)
             check_live_settings(doc, settings, args.replace_live, str(base))  # before any GPU time is spent
         warm = (lambda: warm_h100_features(records)) if args.parallel > 1 and args.forecaster == "learned" else None
         out = run_live(records, problems, executor, seeds, args.budget, factory, methods, k=args.k, m=args.m,
@@ -743,6 +808,10 @@ def main(argv: list[str] | None = None) -> int:
                     "in plan order), one thread each, sharing the executor")
     ap.add_argument("--seed-offset", type=int, default=0, help="--live: run seeds S..S+seeds-1 (add seeds to "
                     "recorded runs)")
+    ap.add_argument("--archive-as", default=None, metavar="NAME",
+                    help="--live: when only a method-specific setting (uncertainty_aware_rule) differs from the "
+                         "recorded live runs, archive the live section as live_NAME and restart that method's "
+                         "live runs, keeping the other methods' runs")
     ap.add_argument("--replace-live", action="store_true", help="--live: discard the recorded live runs instead "
                     "of adding to them (needed when the settings differ)")
     ap.add_argument("--rescore", action="store_true", help="measure nothing: recompute every metric of "

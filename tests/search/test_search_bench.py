@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import copy
 import json
 import sys
 from pathlib import Path
@@ -351,6 +352,45 @@ def test_merge_refuses_other_settings_unless_replace_live(tmp_path):
     with pytest.raises(bench.ConfigError, match="policy .*own forecasts \\(16 or more\\)"):
         bench.merge_live(doc, dict(_SETTINGS, budget=8, policy=bench.POLICY_RULES), _call([1]), one, hw,
                          results_dir=tmp_path)
+
+
+def test_archive_as_restarts_only_the_method_whose_rule_changed(tmp_path):
+    from workbench.records import Hardware
+
+    hw = Hardware(key="h100", name="H100")
+    methods = ["measure_all", "screen_topk", "uncertainty_aware"]
+    old_rule = dict(_SETTINGS, methods=methods)  # no uncertainty_aware_rule: recorded before it existed
+    doc = {"metrics": {}}
+    first = {"runs": [_live_run("P", m, s, b) for s in (0, 1) for m, b in zip(methods, (2.0, 2.1, 1.5))],
+             "skipped": [{"problem_id": "P", "method": "uncertainty_aware", "seed": 2}], "failed": []}
+    bench.merge_live(doc, old_rule, _call([0, 1]), first, hw, results_dir=tmp_path)
+    assert doc["metrics"]["live"]["uncertainty_aware"]["win_or_tie_rate_equal_budget"] == 0.0
+    new_rule = dict(old_rule, uncertainty_aware_rule=bench.UA_RULE)
+    with pytest.raises(bench.ConfigError, match="uncertainty_aware_rule .*--archive-as NAME.*uncertainty_aware only"):
+        bench.merge_live(copy.deepcopy(doc), new_rule, _call([0]), first, hw, results_dir=tmp_path)
+    # another setting differs too: archiving one method cannot cover it
+    with pytest.raises(bench.ConfigError, match="budget differ"):
+        bench.archive_and_restart(copy.deepcopy(doc), dict(new_rule, budget=8), "x", "h100", tmp_path)
+    with pytest.raises(bench.ConfigError, match="nothing to restart"):
+        bench.archive_and_restart(copy.deepcopy(doc), old_rule, "x", "h100", tmp_path)
+    assert bench.archive_and_restart(doc, new_rule, "ua_policy_rule", "h100", tmp_path) == ["uncertainty_aware"]
+    arch, live = doc["live_ua_policy_rule"], doc["live"]
+    assert len(arch["runs"]) == 6 and len(arch["skipped"]) == 1  # the section as it was
+    assert doc["metrics"]["live_ua_policy_rule"]["uncertainty_aware"]["runs"] == 2
+    assert {r["method"] for r in live["runs"]} == {"measure_all", "screen_topk"} and live["skipped"] == []
+    assert live["uncertainty_aware_rule"] == bench.UA_RULE and live["gpu_measurements_used"] == 16
+    assert doc["metrics"]["live"] == {}  # no complete pair until uncertainty_aware is re-run
+    with pytest.raises(bench.ConfigError, match="exists"):
+        bench.archive_and_restart(doc, new_rule, "ua_policy_rule", "h100", tmp_path)
+    # new-rule runs are added to the kept ones; the restart is recorded and survives merging
+    again = {"runs": [_live_run("P", "uncertainty_aware", 0, 2.2)], "skipped": [], "failed": []}
+    bench.merge_live(doc, dict(new_rule, methods=["uncertainty_aware"]), _call([0]), again, hw, results_dir=tmp_path)
+    live = doc["live"]
+    assert len(live["runs"]) == 5 and live["restarted"][0]["archived_as"] == "live_ua_policy_rule"
+    assert doc["metrics"]["live"]["uncertainty_aware"]["runs"] == 1
+    assert doc["metrics"]["live"]["uncertainty_aware"]["win_or_tie_rate_equal_budget"] == 1.0
+    assert bench.rescore(doc, "h100", tmp_path)  # the archived section is rescored from its runs
+    assert doc["metrics"]["live_ua_policy_rule"]["uncertainty_aware"]["runs"] == 2
 
 
 def test_live_cli_refuses_mismatched_settings_before_measuring(tmp_path, monkeypatch):

@@ -10,21 +10,29 @@ as *trusted*, never as measured); everything else is dropped after forecasting.
 - selective          m*k children, forecast; a selective policy (trust | defer) lets confident
                      forecasts stand in for measurements; deferred ones are ranked and the top k
                      measured.
-- uncertainty_aware  m*k children, forecast; expected improvement over the parent,
-                     EI = (1 - p_fail) * sum_b p_b * max(mid_b - S_parent, 0) / S_parent;
-                     a child whose forecast the policy trusts and whose EI is below `min_gain`
-                     (a confident no-gain forecast) is trusted, the unsure and the promising
-                     are ranked and the top k measured, so no budget goes to a confident
-                     no-gain child.
+- uncertainty_aware  m*k children, forecast; a child is trusted (not measured) when its
+                     forecast is a *certified no-gain*: the probability it puts on "no faster
+                     than the parent by `min_gain`" reaches a threshold that a conformal risk
+                     controller certifies, on held-out forecasts, to keep the rate of skipped
+                     children that would in fact have gained <= `no_gain_risk` (with
+                     probability 1 - delta). The rest (unsure or promising) are ranked by
+                     expected log2 speedup (or by expected improvement over the parent,
+                     EI = (1 - p_fail) * sum_b p_b * max(mid_b - S_parent, 0) / S_parent) and
+                     the top k measured, so no budget goes to a child certified not to gain
+                     and a parent with nothing worth measuring costs one measurement.
 
-The selective policies are calibrated on the forecaster's held-out forecasts (its
-`calibration_set()`, when it has one) together with the search's own measured forecasts.
+The selective policies (and uncertainty_aware's no-gain certificate) are calibrated on the
+forecaster's held-out forecasts (its `calibration_set()`, when it has one) together with the
+search's own measured forecasts.
 """
 from __future__ import annotations
 
 import abc
+import bisect
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
+
+import numpy as np
 
 from workbench import bins
 from workbench.errors import ConfigError
@@ -225,38 +233,124 @@ def expected_improvement(f: Forecast, parent_speedup: float) -> float:
     return (1.0 - min(max(p_fail, 0.0), 1.0)) * gain / parent_speedup
 
 
-class UncertaintyAware(_PolicyMethod):
-    """Measure the unsure and the promising; trust confident no-gain forecasts.
+#: How uncertainty_aware decides that a child need not be measured: a conformal certificate of
+#: no gain over the parent ("no_gain", the default), or the selective policy's bin-confidence
+#: trust together with an expected improvement below `min_gain` ("policy").
+TRUST_RULES = ("no_gain", "policy")
 
-    A child is *trusted* (not measured; archived as trusted) only when the policy trusts its
-    forecast AND its expected improvement (EI) over the parent (`improve_over="best"`: over the
-    best kernel measured so far) is below `min_gain`: a confident forecast of no gain. Every
-    other child (an unsure forecast, or a promising one) may be measured: the top k, ordered by
-    expected log2 speedup (`rank="expected"`, the default) or by EI (`rank="ei"`); an
-    abstention is ranked first. So the budget a step leaves unspent on confident no-gain
-    children goes to the next parent. At least `min_measure` per parent. Without a calibrated
-    policy nothing is trusted and the method measures the top k as `screen_topk` does.
+
+def no_gain_level(ref_speedup: float, min_gain: float) -> int | None:
+    """Index j of the highest bin edge at or below ref_speedup * (1 + min_gain), or None when
+    that is below the lowest edge. "S <= EDGES[j]" (bins 0..j) then implies "no gain": the
+    bins are coarse, so the certified event is rounded down to an edge (conservative)."""
+    j = bisect.bisect_right(bins.EDGES, ref_speedup * (1.0 + min_gain)) - 1
+    return j if j >= 0 else None
+
+
+def no_gain_confidence(probabilities, level: int) -> np.ndarray:
+    """P(S <= EDGES[level]) = the mass of bins 0..level, row-wise for (n, 8) or (8,) input."""
+    p = np.asarray(probabilities, dtype=float)
+    return p[..., : level + 1].sum(axis=-1)
+
+
+def no_gain_losses(true_bins, level: int) -> np.ndarray:
+    """1 where the candidate was in fact faster than EDGES[level] (trusting it lost a gain)."""
+    return (np.asarray(true_bins, dtype=int) > level).astype(float)
+
+
+class UncertaintyAware(_PolicyMethod):
+    """Measure the unsure and the promising; trust certified no-gain forecasts.
+
+    With `trust_rule="no_gain"` (the default) a child is *trusted* (not measured; archived as
+    trusted) when its forecast's probability of no gain over the parent,
+    P(S <= EDGES[j]) with EDGES[j] the highest bin edge at or below S_parent * (1 + min_gain)
+    (`improve_over="best"`: the best speedup measured so far), reaches the threshold that a
+    `ConformalRiskController(target_risk=no_gain_risk, delta=delta)` picks for level j, on the
+    forecaster's held-out forecasts and the search's own measured ones, with loss = the
+    candidate was in fact faster than EDGES[j]. So among trusted children the share that would
+    have gained is <= `no_gain_risk` with probability >= 1 - delta (exchangeability assumed).
+    Without calibration data, or when no threshold can be certified, nothing is trusted.
+    `trust_rule="policy"` trusts a child when the selective policy trusts its forecast (bin
+    confidence) AND its expected improvement (EI) is below `min_gain`.
+
+    Every other child may be measured: the top k, ordered by expected log2 speedup
+    (`rank="expected"`, the default) or by EI (`rank="ei"`); an abstention is ranked first.
+    So the budget a step leaves unspent on trusted children goes to the next parent. At least
+    `min_measure` per parent. When nothing is trusted the method measures the top k as
+    `screen_topk` does.
     """
 
     name = "uncertainty_aware"
 
     def __init__(self, k: int = 4, m: int = 4, min_gain: float = 0.02, improve_over: str = "parent",
-                 rank: str = "expected", **kw: Any):
+                 rank: str = "expected", trust_rule: str = "no_gain", no_gain_risk: float = 0.1,
+                 delta: float = 0.1, **kw: Any):
         super().__init__(k, m, **kw)
         if improve_over not in IMPROVE_OVER:
             raise ConfigError(f"improve_over is one of {', '.join(IMPROVE_OVER)}, got {improve_over!r}")
         if rank not in RANKS:
             raise ConfigError(f"rank is one of {', '.join(RANKS)}, got {rank!r}")
+        if trust_rule not in TRUST_RULES:
+            raise ConfigError(f"trust_rule is one of {', '.join(TRUST_RULES)}, got {trust_rule!r}")
+        if not 0 < no_gain_risk < 1 or not 0 < delta < 1:
+            raise ConfigError(f"no_gain_risk and delta are in (0, 1), got {no_gain_risk} and {delta}")
+        if min_gain < 0:
+            raise ConfigError(f"min_gain must be >= 0, got {min_gain}")
         self.min_gain = min_gain
         self.improve_over = improve_over
         self.rank = rank
+        self.trust_rule = trust_rule
+        self.no_gain_risk = no_gain_risk
+        self.delta = delta
+        self._no_gain: dict[int, tuple[int, float | None]] = {}  # level -> (history length, threshold)
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "min_gain": self.min_gain, "improve_over": self.improve_over,
-                "rank": self.rank}
+        d = {**super().describe(), "min_gain": self.min_gain, "improve_over": self.improve_over,
+             "rank": self.rank, "trust_rule": self.trust_rule}
+        if self.trust_rule == "no_gain":
+            d.update(policy=f"conformal no-gain (risk {self.no_gain_risk:g}, delta {self.delta:g})")
+        return d
+
+    def no_gain_threshold(self, level: int, history: Sequence[tuple[Forecast, Measurement]],
+                          calibration: tuple[Any, Any] | None) -> float | None:
+        """The certified confidence threshold for level j (None: nothing can be certified)."""
+        cached = self._no_gain.get(level)
+        if cached is not None and cached[0] == len(history):
+            return cached[1]
+        conf, loss = [], []
+        if calibration is not None and len(calibration[0]):
+            conf.append(no_gain_confidence(calibration[0], level))
+            loss.append(no_gain_losses(calibration[1], level))
+        labelled = [(f, m) for f, m in history if not f.abstained and m.speedup and m.speedup > 0]
+        if labelled and (conf or len(labelled) >= self.min_calibration):
+            conf.append(no_gain_confidence([f.probabilities for f, _ in labelled], level))
+            loss.append(no_gain_losses([bins.bin_of(m.speedup) for _, m in labelled], level))
+        threshold = None
+        if conf:
+            from workbench.calibration.conformal import ConformalRiskController
+
+            ctl = ConformalRiskController(target_risk=self.no_gain_risk, delta=self.delta)
+            t = ctl.calibrate_arrays(np.concatenate(conf), np.concatenate(loss)).threshold_
+            threshold = float(t) if np.isfinite(t) and t <= 1.0 else None
+        self._no_gain[level] = (len(history), threshold)
+        return threshold
+
+    def _trusted(self, children, forecasts, ctx, ref: float) -> set[str]:
+        if self.trust_rule == "policy":
+            pol = self.policy(ctx.history, ctx.calibration)
+            return {c.id for c in children if forecasts.get(c.id) is not None
+                    and expected_improvement(forecasts[c.id], ref) < self.min_gain
+                    and self.decide(pol, forecasts.get(c.id)) == "trust"}
+        level = no_gain_level(ref, self.min_gain)
+        if level is None:
+            return set()
+        threshold = self.no_gain_threshold(level, ctx.history, ctx.calibration)
+        if threshold is None:
+            return set()
+        return {c.id for c in children if (f := forecasts.get(c.id)) is not None and not f.abstained
+                and no_gain_confidence(f.probabilities, level) >= threshold}
 
     def plan(self, children, forecasts, ctx) -> Plan:
-        pol = self.policy(ctx.history, ctx.calibration)
         ref = ctx.best_speedup if self.improve_over == "best" else ctx.parent_speedup
         s_parent = ref if ref and ref > 0 else 1.0
         scores = {}
@@ -268,9 +362,8 @@ class UncertaintyAware(_PolicyMethod):
                                                      -_expected(forecasts.get(c.id))))
         else:
             ranked = sorted(children, key=lambda c: -scores[c.id])
-        trust = [c.id for c in ranked if scores[c.id] < self.min_gain
-                 and self.decide(pol, forecasts.get(c.id)) == "trust"]
-        trusted = set(trust)
+        trusted = self._trusted(children, forecasts, ctx, s_parent)
+        trust = [c.id for c in ranked if c.id in trusted]
         worth = [c.id for c in ranked if c.id not in trusted]  # unsure or promising
         measure = worth[: self.k]
         if len(measure) < self.min_measure:
