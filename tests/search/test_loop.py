@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ConfidencePolicy, NoisyOracleForecaster
+from conftest import ConfidencePolicy, NoisyOracleForecaster, synthetic_pool
 from workbench.errors import ConfigError
 from workbench.execution.executors import CacheExecutor
 from workbench.search import (METHODS, Archive, LLMGenerator, MutationGenerator, ReplayGenerator, SearchRun,
@@ -21,6 +21,8 @@ from workbench.store import Store
 def _method(name, **kw):
     if name in ("selective", "uncertainty_aware"):
         kw.setdefault("policy", ConfidencePolicy(0.6))
+    if name == "uncertainty_aware":  # the test policy decides trust (its default rule needs held-out data)
+        kw.setdefault("trust_rule", "policy")
     return make_method(name, k=2, m=3, **kw)
 
 
@@ -367,3 +369,65 @@ def test_the_forecasters_held_out_set_lets_the_policy_trust_from_the_first_step(
         else:  # the confident (0.7) forecasts stand in for measurements, the 0.4 ones never
             assert trusted and all(max(fcs[cid]["probabilities"]) == pytest.approx(0.7) for cid in trusted)
     assert out["held_out"]["candidates_considered"] > out["plain"]["candidates_considered"]
+
+
+def _small_run(store, pool_size=24, budget=40, seed=3):
+    """selective on a pool too small for the budget: the generator runs dry with trusted
+    candidates left unmeasured."""
+    problem, cands, ms = synthetic_pool(n=pool_size, seed=5, fail_rate=0.0)
+    ex = CacheExecutor(ms, "h100")
+    return SearchRun(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), NoisyOracleForecaster(ms),
+                     make_method("selective", k=2, m=3, policy=ConfidencePolicy(0.6)), budget=budget, seed=seed,
+                     max_idle=3)
+
+
+@pytest.mark.parametrize("budget", [40, 14])
+def test_trusted_candidates_are_measured_when_the_generator_runs_dry(store, budget):
+    run = _small_run(store, budget=budget)
+    summary = run.run()
+    events = store.events(run.search_id)
+    trusted = {e["payload"]["candidate_id"] for e in events if e["kind"] == "trusted"}
+    deferred_steps = [e["payload"]["step"] for e in events if e["kind"] == "selected" and e["payload"].get("deferred")]
+    assert trusted and len(deferred_steps) == 1
+    later = [e for e in events if e["payload"]["step"] == deferred_steps[0] and e["kind"] == "measured"]
+    measured_ids = [e["payload"]["measurement"]["candidate_id"] for e in later]
+    assert measured_ids and set(measured_ids) <= trusted  # the deferred step measures trusted ones only
+    # highest expected speedup first
+    expected = {e["payload"]["candidate_id"]: e["payload"]["expected_speedup"] for e in events if e["kind"] == "trusted"}
+    assert [expected[i] for i in measured_ids] == sorted((expected[i] for i in measured_ids), reverse=True)
+    n_measured = sum(1 for e in events if e["kind"] == "measured")
+    assert summary["gpu_measurements"] == n_measured <= budget
+    still_trusted = [e for e in run.archive if e.kind == "trusted"]
+    if budget == 40:  # budget for all: every archived candidate measured, the run ends exhausted
+        assert still_trusted == [] and n_measured == len(run.archive) < budget
+        assert summary["finish_reason"].startswith("exhausted")
+    else:  # the budget ends first: spent exactly, the rest stays trusted
+        assert n_measured == budget and summary["finish_reason"] == "budget spent" and still_trusted
+    # measured entries replaced the trusted ones in place: one entry per archived candidate, parents kept
+    assert len(run.archive) == len({e["payload"]["entry"]["candidate_id"] for e in events if e["kind"] == "archived"})
+    by_id = {e["payload"]["entry"]["candidate_id"]: e["payload"]["entry"] for e in events
+             if e["kind"] == "archived" and e["payload"]["entry"]["kind"] == "trusted"}
+    for cid in measured_ids:
+        assert run.archive[cid].kind == "measured" and run.archive[cid].parent_id == by_id[cid]["parent_id"]
+    assert Archive.from_events(events).signature() == run.archive.signature()
+
+
+def test_crash_in_the_deferred_step_then_resume_ends_with_same_archive(tmp_path):
+    with Store(tmp_path / "ref.sqlite") as st:
+        ref = _small_run(st)
+        ref_summary = ref.run()
+        events = st.events(ref.search_id)
+    first = next(i for i, e in enumerate(events) if e["kind"] == "selected" and e["payload"].get("deferred"))
+    for at in (first + 1, first + 3, len(events) - 1):  # event numbers count from 1 (started)
+        path = tmp_path / f"crash{at}.sqlite"
+        with Store(path) as st:
+            run = _small_run(_CrashingStore(st, at))
+            with pytest.raises(_Crash):
+                run.run()
+            sid = run.search_id
+        with Store(path) as st:
+            resumed = _small_run(st).resume(sid)
+            resumed.run()
+            got = st.events(sid)
+        assert resumed.archive.signature() == ref.archive.signature(), f"crash at event {at}"
+        assert sum(1 for e in got if e["kind"] == "measured") == ref_summary["gpu_measurements"]

@@ -62,9 +62,16 @@ class Archive:
 
     # ------------------------------------------------------------------ building
     def add(self, entry: Entry) -> Entry:
-        """Add an entry (a second add of the same id is ignored and returns the first)."""
-        if entry.candidate_id in self._entries:
-            return self._entries[entry.candidate_id]
+        """Add an entry. A second add of the same id is ignored and returns the first, except
+        that a measured entry replaces a trusted one (a deferred candidate measured later),
+        keeping its place, visits and children."""
+        old = self._entries.get(entry.candidate_id)
+        if old is not None:
+            if old.kind == TRUSTED and entry.kind == MEASURED:
+                entry.visits, entry.children = old.visits, old.children
+                self._entries[entry.candidate_id] = entry
+                return entry
+            return old
         self._entries[entry.candidate_id] = entry
         parent = self._entries.get(entry.parent_id or "")
         if parent is not None:

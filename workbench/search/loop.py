@@ -17,6 +17,13 @@ Event kinds and payloads (all carry "step"):
   step_done           {"gpu_measurements", "considered"}
   stopped / finished  {"reason", "summary"}
 
+Deferral: a trusted candidate is deferred, not discarded. When the generator has proposed
+nothing new for `max_idle` steps in a row and budget is left, the next step (its "selected"
+payload is {"parent_id": None, "deferred": true}) measures the trusted candidates still
+unmeasured, highest expected speedup first, up to the budget; each is archived again as
+measured (its trusted entry is replaced). The run then ends as exhausted when nothing trusted
+is left, or as budget spent.
+
 Determinism: step s draws from `random.Random(f"{seed}:{s}")`, and a step depends only on the
 state left by the steps before it, which is rebuilt from events. A crash inside a step is
 repaired on resume by re-running that step: events it had already written are reused (not
@@ -234,7 +241,13 @@ class SearchRun:
         if self.step_index > self.max_steps:
             return self._finish("max_steps reached")
         rng = random.Random(f"{self.seed}:{self.step_index}")
-        if self.step_index == 0:
+        deferred = self._deferred() if self.idle_steps >= self.max_idle else []
+        if deferred:  # the generator ran dry: spend the budget left on the trusted candidates
+            self._emit("selected", {"parent_id": None, "deferred": True})
+            queue = deferred[: self.budget_left]
+            self._measure_and_archive([self.candidates[e.candidate_id] for e in queue], parent=None,
+                                      parent_ids={e.candidate_id: e.parent_id for e in queue})
+        elif self.step_index == 0:
             self._emit("selected", {"parent_id": None})
             proposals = self._reuse_or(lambda: self.generator.seeds(self.problem)[: self.max_seeds])
             new = self._record_generated(proposals, parent=None)
@@ -261,12 +274,13 @@ class SearchRun:
             for cid in plan.trust:
                 self._trust(by_id[cid], fc.get(cid), parent_id)
             self._measure_and_archive([by_id[cid] for cid in plan.measure], parent=parent)
-        self.idle_steps = 0 if self._step_new else self.idle_steps + 1
+        if not deferred:
+            self.idle_steps = 0 if self._step_new else self.idle_steps + 1
         self._emit("step_done", {"gpu_measurements": self.used, "considered": self.considered,
                                  "idle_steps": self.idle_steps})
         if self.budget_left <= 0:
             return self._finish("budget spent")
-        if self.idle_steps >= self.max_idle:
+        if self.idle_steps >= self.max_idle and not self._deferred():
             return self._finish("exhausted: the generator proposes no new candidates")
         if self._stop.is_set():
             self.store.add_event(self.search_id, "stopped", {"step": self.step_index, "summary": self.summary()})
@@ -344,12 +358,22 @@ class SearchRun:
                     if m.ok and cid in self.candidates]  # adapted() keeps the positive speedups
         return adapt(self.problem, self.hardware, evidence) if evidence else self.forecaster
 
+    def _deferred(self) -> list[Entry]:
+        """Trusted, never measured archive entries, highest expected speedup first (archive
+        order on ties)."""
+        pending = [e for e in self.archive if e.kind == TRUSTED and e.candidate_id not in self.measurements
+                   and e.candidate_id in self.candidates]
+        return sorted(pending, key=lambda e: -(e.speedup or 0.0))
+
     def _trust(self, c: Candidate, f: Forecast | None, parent_id: str) -> None:
         expected = 2.0 ** f.expected_log2_speedup if f is not None else None
         self._emit("trusted", {"candidate_id": c.id, "expected_speedup": expected})
         self._archive(c, kind=TRUSTED, status="trusted", speedup=expected, parent_id=parent_id)
 
-    def _measure_and_archive(self, queue: list[Candidate], parent: Candidate | None) -> None:
+    def _measure_and_archive(self, queue: list[Candidate], parent: Candidate | None,
+                             parent_ids: dict[str, str | None] | None = None) -> None:
+        """Measure `queue` (cut to the budget left) and archive each as measured, as a child of
+        `parent`, or of `parent_ids[candidate id]` when given (deferred trusted candidates)."""
         queue = queue[: max(0, self.budget_left)]
         todo: list[Candidate] = []
         reused: dict[str, Measurement] = {}
@@ -366,8 +390,9 @@ class SearchRun:
             if c.id in fresh:
                 self.store.put_measurement(m)
             self._emit("measured", {"measurement": m.to_dict()})
+            pid = parent_ids[c.id] if parent_ids is not None else (parent.id if parent else None)
             self._archive(c, kind=MEASURED, status=m.status.value, speedup=m.speedup if m.ok else None,
-                          parent_id=parent.id if parent else None)
+                          parent_id=pid)
 
     def _archive(self, c: Candidate, kind: str, status: str, speedup: float | None, parent_id: str | None) -> None:
         island = self.selector.island_of_child(self.archive, parent_id, len(self.archive))
