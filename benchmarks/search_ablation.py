@@ -15,10 +15,14 @@ every variant below runs on seeds 0..seeds-1 with the same GPU budget:
 - uncertainty_aware:improve_over=best          gain counted over the best kernel measured so far;
 - uncertainty_aware:rank=ei                    children ranked by expected improvement over the
                                                parent instead of by expected log2 speedup;
+- uncertainty_aware:backfill=False             only the untrusted among the top k are measured (a
+                                               trusted child's measurement is saved, not given
+                                               to a lower-ranked child);
 - uncertainty_aware:trust_rule=policy          the earlier rule: bin-confidence policy and
                                                expected improvement below min_gain.
 
-The variants are fixed before any run (no selection among more variants than these). Each is
+The variants are fixed before a run; backfill=False was added after the first full run showed
+the default losing budget to screen_topk (7 uncertainty_aware variants in all have been run). Each is
 scored with search_bench.metrics against this run's measure_all (exact ties, the replay rule),
 plus the mean number of trusted children per run. Writes
 benchmarks/results/search-ablation-<gpu>.json ({"benchmark": "search-ablation", "gpu", "date",
@@ -52,6 +56,7 @@ VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "uncertainty_aware:no_gain_risk=0.2": ("uncertainty_aware", {"no_gain_risk": 0.2}),
     "uncertainty_aware:improve_over=best": ("uncertainty_aware", {"improve_over": "best"}),
     "uncertainty_aware:rank=ei": ("uncertainty_aware", {"rank": "ei"}),
+    "uncertainty_aware:backfill=False": ("uncertainty_aware", {"backfill": False}),
     "uncertainty_aware:trust_rule=policy": ("uncertainty_aware", {"trust_rule": "policy"}),
 }
 

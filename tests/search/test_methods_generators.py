@@ -289,3 +289,17 @@ def test_uncertainty_aware_no_gain_risk_holds_on_exchangeable_data():
         ok += risk <= alpha
     assert thr is not None  # the certificate is not vacuous here
     assert ok / draws >= 1 - delta - 0.05
+
+
+def test_uncertainty_aware_without_backfill_saves_a_trusted_childs_measurement():
+    kids = [_c(i) for i in range(6)]
+    # the best-ranked child (bin 5, 1.68x) is a sure no-gain over a 2.9x parent (the test policy trusts it)
+    fc = {c.id: _f(c, b, conf=c_) for c, b, c_ in zip(kids, (5, 4, 3, 3, 2, 2), (0.99, 0.5, 0.5, 0.5, 0.5, 0.5))}
+    kw = dict(k=2, m=3, policy=ConfidencePolicy(0.9), trust_rule="policy")
+    ctx = MethodContext(2.9, 10)
+    fill = make_method("uncertainty_aware", **kw).plan(kids, fc, ctx)
+    save = make_method("uncertainty_aware", backfill=False, **kw).plan(kids, fc, ctx)
+    assert fill.trust == save.trust == [kids[0].id]
+    assert fill.measure == [kids[1].id, kids[2].id]  # the next-ranked child takes the trusted one's place
+    assert save.measure == [kids[1].id]  # only the untrusted among the top 2: one measurement saved
+    assert make_method("uncertainty_aware", backfill=False).describe()["backfill"] is False

@@ -275,7 +275,9 @@ class UncertaintyAware(_PolicyMethod):
 
     Every other child may be measured: the top k, ordered by expected log2 speedup
     (`rank="expected"`, the default) or by EI (`rank="ei"`); an abstention is ranked first.
-    So the budget a step leaves unspent on trusted children goes to the next parent. At least
+    With `backfill=False` only the untrusted among the top k of all children are measured (a
+    trusted child's measurement is saved rather than given to a lower-ranked child). So the
+    budget a step leaves unspent on trusted children goes to the next parent. At least
     `min_measure` per parent. When nothing is trusted the method measures the top k as
     `screen_topk` does.
     """
@@ -284,7 +286,7 @@ class UncertaintyAware(_PolicyMethod):
 
     def __init__(self, k: int = 4, m: int = 4, min_gain: float = 0.02, improve_over: str = "parent",
                  rank: str = "expected", trust_rule: str = "no_gain", no_gain_risk: float = 0.1,
-                 delta: float = 0.1, **kw: Any):
+                 delta: float = 0.1, backfill: bool = True, **kw: Any):
         super().__init__(k, m, **kw)
         if improve_over not in IMPROVE_OVER:
             raise ConfigError(f"improve_over is one of {', '.join(IMPROVE_OVER)}, got {improve_over!r}")
@@ -302,11 +304,12 @@ class UncertaintyAware(_PolicyMethod):
         self.trust_rule = trust_rule
         self.no_gain_risk = no_gain_risk
         self.delta = delta
+        self.backfill = bool(backfill)
         self._no_gain: dict[int, tuple[int, float | None]] = {}  # level -> (history length, threshold)
 
     def describe(self) -> dict[str, Any]:
         d = {**super().describe(), "min_gain": self.min_gain, "improve_over": self.improve_over,
-             "rank": self.rank, "trust_rule": self.trust_rule}
+             "rank": self.rank, "trust_rule": self.trust_rule, "backfill": self.backfill}
         if self.trust_rule == "no_gain":
             d.update(policy=f"conformal no-gain (risk {self.no_gain_risk:g}, delta {self.delta:g})")
         return d
@@ -365,7 +368,11 @@ class UncertaintyAware(_PolicyMethod):
         trusted = self._trusted(children, forecasts, ctx, s_parent)
         trust = [c.id for c in ranked if c.id in trusted]
         worth = [c.id for c in ranked if c.id not in trusted]  # unsure or promising
-        measure = worth[: self.k]
+        if self.backfill:  # the top k of the untrusted children
+            measure = worth[: self.k]
+        else:  # the untrusted among the top k: a trusted child's measurement is saved, not moved down
+            top = {c.id for c in ranked[: self.k]}
+            measure = [cid for cid in worth if cid in top]
         if len(measure) < self.min_measure:
             extra = trust[: self.min_measure - len(measure)]
             measure += extra
