@@ -7,22 +7,21 @@ For every problem the replay benchmark uses (benchmarks/search_bench.py: cached 
 replay generator, learned forecaster fitted leave-one-problem-out), one forecaster is fitted and
 every variant below runs on seeds 0..seeds-1 with the same GPU budget:
 
-- measure_all, screen_topk                     the baseline and the study's method, for reference;
-- uncertainty_aware                            the default: a child is trusted (not measured) when
-                                               the conformal no-gain certificate (risk 0.1,
-                                               delta 0.1, gain over the parent) covers it;
-- uncertainty_aware:no_gain_risk=0.2           a looser certificate;
-- uncertainty_aware:improve_over=best          gain counted over the best kernel measured so far;
-- uncertainty_aware:rank=ei                    children ranked by expected improvement over the
-                                               parent instead of by expected log2 speedup;
-- uncertainty_aware:backfill=False             only the untrusted among the top k are measured (a
-                                               trusted child's measurement is saved, not given
-                                               to a lower-ranked child);
-- uncertainty_aware:trust_rule=policy          the earlier rule: bin-confidence policy and
-                                               expected improvement below min_gain.
+- measure_all, screen_topk          the baseline and the study's method, for reference;
+- ua:no_gain                        uncertainty_aware, trust_rule="no_gain": a child is trusted (not
+                                    measured) when the conformal no-gain certificate (risk 0.1,
+                                    delta 0.1, gain over the parent) covers it;
+- ua:no_gain,no_gain_risk=0.2       a looser certificate;
+- ua:no_gain,improve_over=best      gain counted over the best kernel measured so far;
+- ua:no_gain,rank=ei                children ranked by expected improvement over the parent
+                                    instead of by expected log2 speedup;
+- ua:no_gain,backfill=False         only the untrusted among the top k are measured (a trusted
+                                    child's measurement is saved, not given to a lower-ranked child);
+- ua:policy                         uncertainty_aware, trust_rule="policy" (the default):
+                                    bin-confidence policy and expected improvement below min_gain.
 
-The variants are fixed before a run; backfill=False was added after the first full run showed
-the default losing budget to screen_topk (7 uncertainty_aware variants in all have been run). Each is
+The variants were fixed before a run; backfill=False was added after the first full run showed
+no_gain needing more budget than screen_topk (6 uncertainty_aware variants in all have been run). Each is
 scored with search_bench.metrics against this run's measure_all (exact ties, the replay rule),
 plus the mean number of trusted children per run. Writes
 benchmarks/results/search-ablation-<gpu>.json ({"benchmark": "search-ablation", "gpu", "date",
@@ -52,12 +51,12 @@ from workbench.store import Store  # noqa: E402
 VARIANTS: dict[str, tuple[str, dict[str, Any]]] = {
     "measure_all": ("measure_all", {}),
     "screen_topk": ("screen_topk", {}),
-    "uncertainty_aware": ("uncertainty_aware", {}),
-    "uncertainty_aware:no_gain_risk=0.2": ("uncertainty_aware", {"no_gain_risk": 0.2}),
-    "uncertainty_aware:improve_over=best": ("uncertainty_aware", {"improve_over": "best"}),
-    "uncertainty_aware:rank=ei": ("uncertainty_aware", {"rank": "ei"}),
-    "uncertainty_aware:backfill=False": ("uncertainty_aware", {"backfill": False}),
-    "uncertainty_aware:trust_rule=policy": ("uncertainty_aware", {"trust_rule": "policy"}),
+    "ua:no_gain": ("uncertainty_aware", {"trust_rule": "no_gain"}),
+    "ua:no_gain,no_gain_risk=0.2": ("uncertainty_aware", {"trust_rule": "no_gain", "no_gain_risk": 0.2}),
+    "ua:no_gain,improve_over=best": ("uncertainty_aware", {"trust_rule": "no_gain", "improve_over": "best"}),
+    "ua:no_gain,rank=ei": ("uncertainty_aware", {"trust_rule": "no_gain", "rank": "ei"}),
+    "ua:no_gain,backfill=False": ("uncertainty_aware", {"trust_rule": "no_gain", "backfill": False}),
+    "ua:policy": ("uncertainty_aware", {"trust_rule": "policy"}),
 }
 
 _WORKER: dict[str, Any] = {}

@@ -322,16 +322,18 @@ LIVE_SETTINGS = ("budget", "k", "m", "max_seeds", "forecaster", "generator", "ad
 #: How the selective and uncertainty_aware methods decide (the `policy` live setting).
 POLICY_RULES = ("policies calibrated on the forecaster's held-out forecasts and the run's own; "
                 "uncertainty_aware trusts only confident no-gain forecasts")
-#: How uncertainty_aware decides which children need no measurement (its trust_rule).
-UA_RULE = ("no_gain: a child is trusted when the conformal no-gain certificate (risk 0.1, delta 0.1) covers "
-           "its forecast probability of not beating its parent by min_gain 0.02")
+#: How uncertainty_aware decides which children need no measurement, by its trust_rule.
+UA_RULES = {"policy": "policy: a child is trusted when the selective policy trusts its forecast (bin confidence) "
+                      "and its expected improvement is below min_gain",
+            "no_gain": "no_gain: a child is trusted when the conformal no-gain certificate (risk 0.1, delta 0.1) "
+                       "covers its forecast probability of not beating its parent by min_gain 0.02"}
+#: The rule of the default uncertainty_aware (the `uncertainty_aware_rule` live setting).
+UA_RULE = UA_RULES[make_method("uncertainty_aware").trust_rule]
 #: Value of a live setting that live sections recorded before the setting existed lack.
 LIVE_DEFAULTS = {"adapt_forecasts": False,
                  "policy": "policies calibrated on the run's own forecasts (16 or more); uncertainty_aware "
                            "skips every child with expected improvement below min_gain",
-                 "uncertainty_aware_rule": "policy: a child is trusted when the selective policy trusts its "
-                                           "forecast (bin confidence) and its expected improvement is below "
-                                           "min_gain"}
+                 "uncertainty_aware_rule": UA_RULES["policy"]}
 #: Live settings that concern only some methods: when only these differ, `--archive-as NAME`
 #: archives the live section and restarts those methods' live runs, keeping the others'.
 METHOD_SETTINGS = {"uncertainty_aware_rule": ("uncertainty_aware",)}

@@ -227,21 +227,23 @@ def test_uncertainty_aware_trusts_certified_no_gain_children_and_measures_the_re
     # even children: sure-slow forecasts (bin 1); odd: unsure, spread over the bins
     fc = {c.id: (_f(c, 1, conf=0.9) if i % 2 == 0 else Forecast("t", c.id, "P", "h100", (1 / 8,) * 8))
           for i, c in enumerate(kids)}
-    ua = make_method("uncertainty_aware", k=2, m=3)
+    ua = make_method("uncertainty_aware", k=2, m=3, trust_rule="no_gain")
     assert ua.describe()["trust_rule"] == "no_gain"
+    assert make_method("uncertainty_aware").describe()["trust_rule"] == "policy"  # the default
     plan = ua.plan(kids, fc, MethodContext(1.3, 10, calibration=_slow_fast_set()))
     assert set(plan.trust) == {kids[i].id for i in (0, 2, 4)}
     assert set(plan.measure) == {kids[1].id, kids[3].id} and plan.drop == [kids[5].id]
     # the same sure-slow forecasts, but on held-out data they missed a gain one time in three:
     # no threshold keeps the missed-gain rate <= 0.1, nothing is trusted, screen_topk's plan
-    fooled = make_method("uncertainty_aware", k=2, m=3).plan(
+    fooled = make_method("uncertainty_aware", k=2, m=3, trust_rule="no_gain").plan(
         kids, fc, MethodContext(1.3, 10, calibration=_slow_fast_set(wrong=70)))
     screen = make_method("screen_topk", k=2, m=3).plan(kids, fc, MethodContext(1.3, 10))
     assert fooled.trust == [] and fooled.measure == screen.measure
     # no calibration data and a short history: nothing is certified
-    assert make_method("uncertainty_aware", k=2, m=3).plan(kids, fc, MethodContext(1.3, 10)).trust == []
+    assert make_method("uncertainty_aware", k=2, m=3, trust_rule="no_gain").plan(
+        kids, fc, MethodContext(1.3, 10)).trust == []
     # a parent so slow that no bin edge lies below it: nothing can be certified as no gain
-    assert make_method("uncertainty_aware", k=2, m=3).plan(
+    assert make_method("uncertainty_aware", k=2, m=3, trust_rule="no_gain").plan(
         kids, fc, MethodContext(0.2, 10, calibration=_slow_fast_set())).trust == []
 
 
@@ -251,12 +253,12 @@ def test_uncertainty_aware_no_gain_certificate_learns_from_the_search_history():
     # history only (no held-out set): 40 sure-slow forecasts that were right
     hist = [(_f(_c(100 + i), 1, conf=0.9),
              Measurement(_c(100 + i).id, "P", "h100", Status.OK, speedup=0.6)) for i in range(40)]
-    ua = make_method("uncertainty_aware", k=2, m=2, min_calibration=16)
+    ua = make_method("uncertainty_aware", k=2, m=2, min_calibration=16, trust_rule="no_gain")
     plan = ua.plan(kids, fc, MethodContext(1.3, 10, history=hist))
     assert len(plan.trust) == 3 and len(plan.measure) == 1  # every child certified; min_measure 1
     # the same forecasts were 1.6x in fact: the certificate fails, nothing is trusted
     bad = [(f, Measurement(m.candidate_id, "P", "h100", Status.OK, speedup=1.6)) for f, m in hist]
-    assert make_method("uncertainty_aware", k=2, m=2, min_calibration=16).plan(
+    assert make_method("uncertainty_aware", k=2, m=2, min_calibration=16, trust_rule="no_gain").plan(
         kids, fc, MethodContext(1.3, 10, history=bad)).trust == []
 
 
@@ -281,7 +283,7 @@ def test_uncertainty_aware_no_gain_risk_holds_on_exchangeable_data():
     draws = 200
     for _ in range(draws):
         cal_p, cal_y = draw(400)
-        ua = make_method("uncertainty_aware", k=1, m=1, no_gain_risk=alpha, delta=delta)
+        ua = make_method("uncertainty_aware", k=1, m=1, no_gain_risk=alpha, delta=delta, trust_rule="no_gain")
         thr = ua.no_gain_threshold(level, [], (cal_p, cal_y))
         test_p, test_y = draw(2000)
         covered = no_gain_confidence(test_p, level) >= (thr if thr is not None else np.inf)

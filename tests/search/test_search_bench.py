@@ -365,7 +365,7 @@ def test_archive_as_restarts_only_the_method_whose_rule_changed(tmp_path):
              "skipped": [{"problem_id": "P", "method": "uncertainty_aware", "seed": 2}], "failed": []}
     bench.merge_live(doc, old_rule, _call([0, 1]), first, hw, results_dir=tmp_path)
     assert doc["metrics"]["live"]["uncertainty_aware"]["win_or_tie_rate_equal_budget"] == 0.0
-    new_rule = dict(old_rule, uncertainty_aware_rule=bench.UA_RULE)
+    new_rule = dict(old_rule, uncertainty_aware_rule=bench.UA_RULES["no_gain"])
     with pytest.raises(bench.ConfigError, match="uncertainty_aware_rule .*--archive-as NAME.*uncertainty_aware only"):
         bench.merge_live(copy.deepcopy(doc), new_rule, _call([0]), first, hw, results_dir=tmp_path)
     # another setting differs too: archiving one method cannot cover it
@@ -378,7 +378,7 @@ def test_archive_as_restarts_only_the_method_whose_rule_changed(tmp_path):
     assert len(arch["runs"]) == 6 and len(arch["skipped"]) == 1  # the section as it was
     assert doc["metrics"]["live_ua_policy_rule"]["uncertainty_aware"]["runs"] == 2
     assert {r["method"] for r in live["runs"]} == {"measure_all", "screen_topk"} and live["skipped"] == []
-    assert live["uncertainty_aware_rule"] == bench.UA_RULE and live["gpu_measurements_used"] == 16
+    assert live["uncertainty_aware_rule"] == bench.UA_RULES["no_gain"] and live["gpu_measurements_used"] == 16
     assert doc["metrics"]["live"] == {}  # no complete pair until uncertainty_aware is re-run
     with pytest.raises(bench.ConfigError, match="exists"):
         bench.archive_and_restart(doc, new_rule, "ua_policy_rule", "h100", tmp_path)
