@@ -53,12 +53,12 @@ search-<gpu type>.json (`live.runs`; a run of the same problem, method and seed 
 recorded one) when the settings (budget, k, m, max_seeds, forecaster, generator, adapt_forecasts,
 policy, uncertainty_aware_rule) match (a call may run a subset of the methods; `live.methods` is
 the union), and refuses before measuring anything when they differ, unless `--replace-live` is
-given. `--archive-as NAME` handles a change of a setting that concerns one method only (`METHOD_SETTINGS`:
-uncertainty_aware's trust rule, `uncertainty_aware_rule`): the live section is copied as it is to
-`live_NAME` (an archived section, scored as below), that method's live runs are dropped from
-`live` and later calls add them anew under the new rule, while the other methods' runs stay
-(`live.restarted` records when). Each call's provenance (commit, date, device, seeds, hardware fingerprint, wall clock, runs added,
-replaced, skipped, failed) is appended to `live.calls`; each run carries its call's index. The
+given. `--archive-as NAME` handles a change of a setting that concerns one method only
+(`METHOD_SETTINGS`: uncertainty_aware's trust rule, `uncertainty_aware_rule`): the live section
+is copied as it is to `live_NAME` (an archived section, scored as below), that method's live runs
+are dropped from `live` and later calls add them anew under the new rule, while the other
+methods' runs stay (`live.restarted` records when). Each call's provenance (commit, date,
+device, seeds, hardware fingerprint, wall clock, runs added, replaced, skipped, failed) is appended to `live.calls`; each run carries its call's index. The
 merged file goes to benchmarks/results/ and to DIR. `--gpu cpu` (interpreter, a smoke test)
 writes only DIR/search-cpu.json and never merges.
 

@@ -13,8 +13,9 @@ as *trusted*, never as measured); everything else is dropped after forecasting.
 - uncertainty_aware  m*k children, forecast; a child is trusted (not measured) when the
                      selective policy trusts its forecast and its expected improvement over the
                      parent is below `min_gain` (trust_rule="policy", the default), or, with
-                     trust_rule="no_gain", when its forecast is a *certified no-gain*: the probability it puts on "no faster
-                     than the parent by `min_gain`" reaches a threshold that a conformal risk
+                     trust_rule="no_gain", when its forecast is a *certified no-gain*: the
+                     probability it puts on "no faster than the parent by `min_gain`"
+                     reaches a threshold that a conformal risk
                      controller certifies, on held-out forecasts, to keep the rate of skipped
                      children that would in fact have gained <= `no_gain_risk` (with
                      probability 1 - delta). The rest (unsure or promising) are ranked by
