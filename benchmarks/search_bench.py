@@ -58,8 +58,8 @@ given. `--archive-as NAME` handles a change of a setting that concerns one metho
 is copied as it is to `live_NAME` (an archived section, scored as below), that method's live runs
 are dropped from `live` and later calls add them anew under the new rule, while the other
 methods' runs stay (`live.restarted` records when). Each call's provenance (commit, date,
-device, seeds, hardware fingerprint, wall clock, runs added, replaced, skipped, failed) is appended to `live.calls`; each run carries its call's index. The
-merged file goes to benchmarks/results/ and to DIR. `--gpu cpu` (interpreter, a smoke test)
+device, seeds, hardware fingerprint, wall clock, runs added, replaced, skipped, failed) is
+appended to `live.calls`; each run carries its call's index. The merged file goes to benchmarks/results/ and to DIR. `--gpu cpu` (interpreter, a smoke test)
 writes only DIR/search-cpu.json and never merges.
 
 Ties. Replay answers a kernel with its recorded speedup, so two runs that find the same kernel
@@ -548,13 +548,19 @@ def live_settings(live: dict[str, Any]) -> dict[str, Any]:
     return {k: live.get(k, LIVE_DEFAULTS.get(k)) for k in LIVE_SETTINGS}
 
 
+def differing_settings(live: dict[str, Any], settings: dict[str, Any]) -> list[str]:
+    """The `LIVE_SETTINGS` in which a live section and a call's settings differ."""
+    theirs, ours = live_settings(live), live_settings(settings)
+    return [k for k in LIVE_SETTINGS if theirs[k] != ours[k]]
+
+
 def check_live_settings(doc: dict[str, Any] | None, settings: dict[str, Any], replace: bool, where: str) -> None:
     """Raise ConfigError when `doc` holds live runs taken with other settings (unless `replace`)."""
     old = (doc or {}).get("live")
     if replace or not old or not old.get("runs"):
         return
     theirs, ours = live_settings(old), live_settings(settings)
-    keys = [k for k in LIVE_SETTINGS if theirs[k] != ours[k]]
+    keys = differing_settings(old, settings)
     diff = [f"{k} {theirs[k]!r} (recorded) vs {ours[k]!r} (this call)" for k in keys]
     if diff:
         restart = sorted({m for k in keys for m in METHOD_SETTINGS.get(k, ())})
@@ -580,8 +586,8 @@ def archive_and_restart(doc: dict[str, Any], settings: dict[str, Any], name: str
     if not name.replace("_", "").isalnum() or key in doc:
         raise ConfigError(f"--archive-as {name!r}: give a new name of letters, digits and '_' ({key} exists or is "
                           "not a valid name)")
-    theirs, ours = live_settings(old), live_settings(settings)
-    keys = [k for k in LIVE_SETTINGS if theirs[k] != ours[k]]
+    ours = live_settings(settings)
+    keys = differing_settings(old, settings)
     if not keys:
         raise ConfigError("--archive-as: the recorded live settings equal this call's; nothing to restart")
     others = [k for k in keys if k not in METHOD_SETTINGS]

@@ -361,8 +361,7 @@ class SearchRun:
     def _deferred(self) -> list[Entry]:
         """Trusted, never measured archive entries, highest expected speedup first (archive
         order on ties)."""
-        pending = [e for e in self.archive if e.kind == TRUSTED and e.candidate_id not in self.measurements
-                   and e.candidate_id in self.candidates]
+        pending = [e for e in self.archive if e.kind == TRUSTED and e.candidate_id not in self.measurements]
         return sorted(pending, key=lambda e: -(e.speedup or 0.0))
 
     def _trust(self, c: Candidate, f: Forecast | None, parent_id: str) -> None:

@@ -237,8 +237,8 @@ def expected_improvement(f: Forecast, parent_speedup: float) -> float:
 
 
 #: How uncertainty_aware decides that a child need not be measured: a conformal certificate of
-#: no gain over the parent ("no_gain", the default), or the selective policy's bin-confidence
-#: trust together with an expected improvement below `min_gain` ("policy").
+#: no gain over the parent ("no_gain"), or the selective policy's bin-confidence trust together
+#: with an expected improvement below `min_gain` ("policy", the default).
 TRUST_RULES = ("no_gain", "policy")
 
 
@@ -330,10 +330,10 @@ class UncertaintyAware(_PolicyMethod):
         if calibration is not None and len(calibration[0]):
             conf.append(no_gain_confidence(calibration[0], level))
             loss.append(no_gain_losses(calibration[1], level))
-        labelled = [(f, m) for f, m in history if not f.abstained and m.speedup and m.speedup > 0]
+        labelled = [(f, m) for f, m in history if not f.abstained and m.bin is not None]
         if labelled and (conf or len(labelled) >= self.min_calibration):
             conf.append(no_gain_confidence([f.probabilities for f, _ in labelled], level))
-            loss.append(no_gain_losses([bins.bin_of(m.speedup) for _, m in labelled], level))
+            loss.append(no_gain_losses([m.bin for _, m in labelled], level))
         threshold = None
         if conf:
             from workbench.calibration.conformal import ConformalRiskController
@@ -344,11 +344,12 @@ class UncertaintyAware(_PolicyMethod):
         self._no_gain[level] = (len(history), threshold)
         return threshold
 
-    def _trusted(self, children, forecasts, ctx, ref: float) -> set[str]:
+    def _trusted(self, children, forecasts, ctx, ref: float, ei: dict[str, float]) -> set[str]:
+        """Ids of the children that need no measurement (`ei`: each child's expected improvement
+        over `ref`, inf without a forecast)."""
         if self.trust_rule == "policy":
             pol = self.policy(ctx.history, ctx.calibration)
-            return {c.id for c in children if forecasts.get(c.id) is not None
-                    and expected_improvement(forecasts[c.id], ref) < self.min_gain
+            return {c.id for c in children if ei[c.id] < self.min_gain
                     and self.decide(pol, forecasts.get(c.id)) == "trust"}
         level = no_gain_level(ref, self.min_gain)
         if level is None:
@@ -371,7 +372,7 @@ class UncertaintyAware(_PolicyMethod):
                                                      -_expected(forecasts.get(c.id))))
         else:
             ranked = sorted(children, key=lambda c: -scores[c.id])
-        trusted = self._trusted(children, forecasts, ctx, s_parent)
+        trusted = self._trusted(children, forecasts, ctx, s_parent, scores)
         trust = [c.id for c in ranked if c.id in trusted]
         worth = [c.id for c in ranked if c.id not in trusted]  # unsure or promising
         if self.backfill:  # the top k of the untrusted children
