@@ -515,3 +515,34 @@ def test_parallel_jobs_give_the_same_runs_as_one_job():
         [(r["problem_id"], r["method"], r["seed"], r["best_speedup"], r["curve"]) for r in two]
     with pytest.raises(bench.ConfigError, match="--jobs"):
         bench.run_benchmark(rs, "h100", jobs=0, **kw)
+
+
+def _close(a, b) -> bool:
+    """Nested dicts / lists / numbers equal, numbers to 1e-9 relative."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
+        return a == pytest.approx(b, rel=1e-9, abs=1e-12)
+    return a == b
+
+
+def test_committed_search_results_are_what_their_recorded_runs_give():
+    """benchmarks/results/search-h100.json: every metric (replay, live, archived live sections)
+    recomputed from the runs the file records equals the committed value, every live run's
+    budget is exact and each live problem x seed pair that is scored has all four methods."""
+    path = bench.RESULTS_DIR / "search-h100.json"
+    if not path.exists():
+        pytest.skip("no committed search-h100.json")
+    doc = json.loads(path.read_text())
+    fresh = copy.deepcopy(doc)
+    written = bench.rescore(fresh, "h100")
+    assert "live" in written and "measure_all" in doc["metrics"]
+    for key in [*written, *bench.METHODS]:
+        assert _close(fresh["metrics"][key], doc["metrics"][key]), key
+    live = doc["live"]
+    assert live["budget_exact_all"] and all(bench.budget_exact(r) for r in live["runs"])
+    assert sum(r["gpu_measurements"] for r in live["runs"]) == live["gpu_measurements_used"]
+    complete = bench.complete_runs(live["runs"])
+    assert doc["metrics"]["live"]["measure_all"]["runs"] == len(complete) // len(bench.METHODS)
