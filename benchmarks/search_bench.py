@@ -59,8 +59,9 @@ is copied as it is to `live_NAME` (an archived section, scored as below), that m
 are dropped from `live` and later calls add them anew under the new rule, while the other
 methods' runs stay (`live.restarted` records when). Each call's provenance (commit, date,
 device, seeds, hardware fingerprint, wall clock, runs added, replaced, skipped, failed) is
-appended to `live.calls`; each run carries its call's index. The merged file goes to benchmarks/results/ and to DIR. `--gpu cpu` (interpreter, a smoke test)
-writes only DIR/search-cpu.json and never merges.
+appended to `live.calls`; each run carries its call's index. The merged file goes to
+benchmarks/results/ and to DIR. `--gpu cpu` (interpreter, a smoke test) writes only
+DIR/search-cpu.json and never merges.
 
 Ties. Replay answers a kernel with its recorded speedup, so two runs that find the same kernel
 tie exactly and replay uses tie_rel = 0. Live mode re-measures, so the same kernel found by two
@@ -548,10 +549,11 @@ def live_settings(live: dict[str, Any]) -> dict[str, Any]:
     return {k: live.get(k, LIVE_DEFAULTS.get(k)) for k in LIVE_SETTINGS}
 
 
-def differing_settings(live: dict[str, Any], settings: dict[str, Any]) -> list[str]:
-    """The `LIVE_SETTINGS` in which a live section and a call's settings differ."""
+def differing_settings(live: dict[str, Any], settings: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """The `LIVE_SETTINGS` in which a live section and a call's settings differ, in that order:
+    setting -> (recorded value, this call's value)."""
     theirs, ours = live_settings(live), live_settings(settings)
-    return [k for k in LIVE_SETTINGS if theirs[k] != ours[k]]
+    return {k: (theirs[k], ours[k]) for k in LIVE_SETTINGS if theirs[k] != ours[k]}
 
 
 def check_live_settings(doc: dict[str, Any] | None, settings: dict[str, Any], replace: bool, where: str) -> None:
@@ -559,9 +561,8 @@ def check_live_settings(doc: dict[str, Any] | None, settings: dict[str, Any], re
     old = (doc or {}).get("live")
     if replace or not old or not old.get("runs"):
         return
-    theirs, ours = live_settings(old), live_settings(settings)
     keys = differing_settings(old, settings)
-    diff = [f"{k} {theirs[k]!r} (recorded) vs {ours[k]!r} (this call)" for k in keys]
+    diff = [f"{k} {recorded!r} (recorded) vs {ours!r} (this call)" for k, (recorded, ours) in keys.items()]
     if diff:
         restart = sorted({m for k in keys for m in METHOD_SETTINGS.get(k, ())})
         hint = (f", or pass --archive-as NAME to archive the live section as live_NAME and restart the live runs "
@@ -586,8 +587,8 @@ def archive_and_restart(doc: dict[str, Any], settings: dict[str, Any], name: str
     if not name.replace("_", "").isalnum() or key in doc:
         raise ConfigError(f"--archive-as {name!r}: give a new name of letters, digits and '_' ({key} exists or is "
                           "not a valid name)")
-    ours = live_settings(settings)
     keys = differing_settings(old, settings)
+    ours = {k: new for k, (_, new) in keys.items()}
     if not keys:
         raise ConfigError("--archive-as: the recorded live settings equal this call's; nothing to restart")
     others = [k for k in keys if k not in METHOD_SETTINGS]
@@ -603,7 +604,7 @@ def archive_and_restart(doc: dict[str, Any], settings: dict[str, Any], name: str
     live["runs"] = [r for r in old["runs"] if keep(r)]
     live["skipped"] = [x for x in old.get("skipped", []) if keep(x)]
     live["failed"] = [x for x in old.get("failed", []) if keep(x)]
-    live.update({k: ours[k] for k in keys})
+    live.update(ours)
     live["restarted"] = [*old.get("restarted", []), {"methods": restart, "archived_as": key,
                                                      "at_call": len(old.get("calls", []))}]
     live["completed"] = len(live["runs"])
