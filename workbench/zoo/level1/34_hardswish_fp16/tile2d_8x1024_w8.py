@@ -1,0 +1,30 @@
+"""Hardswish on fp16 over a 2-D grid of (8, 1024) tiles: rows and columns indexed separately
+with the row stride (64-bit row offsets), 8 warps; fp32 math, fp16 store."""
+import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _hardswish_tile(x_ptr, y_ptr, M, N, stride, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr):
+    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask = (rows[:, None] < M) & (cols[None, :] < N)
+    offs = rows[:, None].to(tl.int64) * stride + cols[None, :]
+    x = tl.load(x_ptr + offs, mask=mask, other=0.0).to(tl.float32)
+    y = x * tl.minimum(tl.maximum(x + 3.0, 0.0), 6.0) / 6.0
+    tl.store(y_ptr + offs, y.to(y_ptr.dtype.element_ty), mask=mask)
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        x2 = x.contiguous().view(-1, x.shape[-1])
+        m, n = x2.shape
+        y = torch.empty_like(x2)
+        grid = lambda meta: (triton.cdiv(m, meta["BLOCK_M"]), triton.cdiv(n, meta["BLOCK_N"]))
+        _hardswish_tile[grid](x2, y, m, n, x2.stride(0), BLOCK_M=8, BLOCK_N=1024, num_warps=8)
+        return y.view(x.shape)
