@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/forecast_bench.py [--data DIR] [--gpu h100] [--cross-gpu h200]
         [--kind regression|classifier] [--ideal-offset auto|SHARE] [--split-seeds N]
+        [--prospective-after DATE]
 
 Reads the shipped data (kernels_cache/shipped/, `workbench.dataset.load_shipped`), runs
 problem-level cross-validation for the learned and roofline forecasters on --gpu, and for the
@@ -17,6 +18,12 @@ learned forecaster's cross-validation is repeated with the problems shuffled int
 0..N-1 (the default run uses seed 0), and benchmarks/results/forecast-splits-<gpu>.json gets each
 metric per seed with its mean, sample standard deviation, min and max
 ("benchmark": "forecast-splits").
+
+`--prospective-after DATE` is a prospective test: the problems whose first --gpu measurement is
+dated after DATE (YYYY-MM-DD; problems added to the library after the forecaster's design was
+fixed) are held out together, the learned forecaster is trained once on every other problem, and
+both forecasters are scored on the held-out ones; benchmarks/results/forecast-prospective-<gpu>.json
+("benchmark": "forecast-prospective") lists them.
 
 The learned forecaster's settings are fixed a priori (no tuning on the test folds); its
 calibration and its share of the roofline ideal (ideal_offset="auto") are fitted inside each
@@ -139,6 +146,54 @@ def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, ma
     return doc
 
 
+def added_after(measurements, gpu: str, after: str) -> list[str]:
+    """Problems whose earliest `gpu` measurement is dated after `after` (YYYY-MM-DD), sorted."""
+    first: dict[str, str] = {}
+    for m in measurements:
+        if m.hardware_key == gpu:
+            day = m.measured_at[:10]
+            first[m.problem_id] = min(first.get(m.problem_id, day), day)
+    return sorted(pid for pid, day in first.items() if day > after)
+
+
+def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int = 100,
+                    kind: str = "regression", calibration_folds: int = 10,
+                    ideal_offset: float | str = "auto") -> dict:
+    """Train on the problems measured by `after`, score on those added later; writes `out`
+    ("benchmark": "forecast-prospective") and returns it."""
+    problems, candidates, measurements = load_shipped(data)
+    if gpu not in {m.hardware_key for m in measurements}:
+        raise SystemExit(f"no {gpu} measurements in {data}")
+    synthetic = any(m.reason == "synthetic" for m in measurements)
+    if synthetic and out.resolve().parent == RESULTS_DIR:
+        raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
+    held = added_after(measurements, gpu, after)
+    n_all = len({m.problem_id for m in measurements if m.hardware_key == gpu})
+    if not held or len(held) == n_all:
+        raise SystemExit(f"--prospective-after {after}: {len(held)} of {n_all} {gpu} problems were "
+                         "first measured after that date; pick a date that splits them")
+    t0 = time.time()
+    factory = lambda: LearnedForecaster(max_iter=max_iter, kind=kind,  # noqa: E731
+                                        calibration_folds=calibration_folds, ideal_offset=ideal_offset)
+    results = {"learned": evaluate(factory, problems, candidates, measurements, gpu=gpu,
+                                   test_problems=held),
+               "roofline": evaluate(RooflineForecaster(), problems, candidates, measurements,
+                                    gpu=gpu, test_problems=held)}
+    print(table(list(results.values())))
+    doc = {"benchmark": "forecast-prospective", "gpu": gpu,
+           "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(), "data": str(data),
+           "synthetic": synthetic, "after": after, "test_problems": held,
+           "n_train_problems": n_all - len(held),
+           "learned": {"kind": kind, "max_iter": max_iter, "ideal_offset": ideal_offset},
+           "seconds": round(time.time() - t0, 1),
+           "metrics": {k: _metrics(r) for k, r in results.items()},
+           "per_problem_recovery": {k: r.per_problem_recovery for k, r in results.items()}}
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2, default=float) + "\n")
+    print(f"wrote {out}")
+    return doc
+
+
 def benchmark_name(ideal_offset: float | str) -> str:
     """"forecast" for the default forecaster; "forecast-offset-<share>" for a fixed share (an
     ablation, written to its own results file)."""
@@ -182,10 +237,19 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--split-seeds", type=int, default=0, metavar="N",
                     help="instead: repeat the learned forecaster's cross-validation with fold seeds "
                     "0..N-1 and write forecast-splits-<gpu>.json (how much the estimate depends on the split)")
+    ap.add_argument("--prospective-after", metavar="DATE",
+                    help="instead: hold out the problems first measured after DATE (YYYY-MM-DD), "
+                    "train on the others, write forecast-prospective-<gpu>.json")
     args = ap.parse_args(argv)
     if not args.data.is_dir():
         print(f"no shipped data at {args.data}; record it on a GPU first", file=sys.stderr)
         return 1
+    if args.prospective_after:
+        run_prospective(args.data, args.gpu,
+                        args.out or RESULTS_DIR / f"forecast-prospective-{args.gpu}.json",
+                        args.prospective_after, args.max_iter, args.kind, args.calibration_folds,
+                        args.ideal_offset)
+        return 0
     if args.split_seeds:
         run_splits(args.data, args.gpu, args.out or RESULTS_DIR / f"forecast-splits-{args.gpu}.json",
                    args.split_seeds, args.folds, args.max_iter, args.kind, args.calibration_folds,

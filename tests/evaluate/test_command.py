@@ -102,3 +102,26 @@ def test_split_seeds_repeat_the_learned_cross_validation(shipped, tmp_path, caps
     assert json.loads(one.read_text())["metrics"]["learned"]["off_by_one"] == pytest.approx(obo["per_seed"][0])
     with pytest.raises(SystemExit, match="at least 2"):
         bench.main(["--data", str(shipped), "--split-seeds", "1", "--out", str(out)])
+
+
+def test_benchmark_prospective_holds_out_the_later_problems(tmp_path):
+    """--prospective-after: the problems first measured after the date are the test set."""
+    data = make_synthetic(n_problems=6, per_problem=16, gpus=("h100",), seed=5)
+    late = sorted(p.id for p in data.problems)[-2:]
+    ms = [m.replace(measured_at="2026-11-25T10:00:00Z") if m.problem_id in late
+          else m.replace(measured_at="2026-11-23T10:00:00Z") for m in data.measurements]
+    d = tmp_path / "shipped"
+    write_shipped((data.problems, data.candidates, ms), d)
+    bench = _bench()
+    assert bench.added_after(ms, "h100", "2026-11-24") == late
+    out = tmp_path / "forecast-prospective-h100.json"
+    assert bench.main(["--data", str(d), "--max-iter", "30", "--prospective-after", "2026-11-24",
+                       "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["benchmark"] == "forecast-prospective" and doc["test_problems"] == late
+    assert doc["n_train_problems"] == 4 and set(doc["metrics"]) == {"learned", "roofline"}
+    n_late = sum(m.ok and m.problem_id in late for m in ms)
+    assert doc["metrics"]["learned"]["n"] == doc["metrics"]["roofline"]["n"] == n_late
+    assert set(doc["per_problem_recovery"]["learned"]) == set(late)
+    with pytest.raises(SystemExit, match="split"):
+        bench.main(["--data", str(d), "--prospective-after", "2026-11-26", "--out", str(out)])

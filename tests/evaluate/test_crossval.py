@@ -87,3 +87,20 @@ def test_errors(data):
     one = make_synthetic(n_problems=1, per_problem=12, seed=3)
     with pytest.raises(ConfigError, match="2 problems"):
         evaluate(Spy, *one, gpu="h100")
+
+
+def test_fixed_held_out_problems(data):
+    """test_problems: one fit on every other problem, scored on the held-out ones only."""
+    Spy.log = []
+    held = sorted(p.id for p in data.problems)[:3]
+    r = evaluate(Spy, *data, gpu="h100", test_problems=held)
+    assert len(Spy.log) == 1 and r.metrics["folds"] == 1
+    assert Spy.log[0].trained == {p.id for p in data.problems} - set(held)
+    assert {f.problem_id for f in r.forecasts} == set(held)
+    assert r.metrics["n"] == sum(m.ok and m.hardware_key == "h100" and m.problem_id in held
+                                 for m in data.measurements)
+    assert set(r.per_problem_recovery) == set(held)
+    with pytest.raises(ConfigError, match="heldout-problems"):
+        evaluate(Spy, *data, gpu="h100", split="none", test_problems=held)
+    with pytest.raises(ConfigError, match="held-out"):
+        evaluate(Spy, *data, gpu="h100", test_problems=["L9/99_missing"])

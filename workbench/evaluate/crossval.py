@@ -6,7 +6,9 @@ problems are split into `folds` groups (GroupKFold, shuffled by `seed`); a forec
 `fit` is trained afresh per fold on the other problems only, so every score is on problems the
 model never saw. Forecasters without `fit` (roofline, LLMs) are simply asked about every row.
 Cross-GPU: train on `train_gpu` measurements, score on `test_gpu` ones (still by held-out
-problem unless split="none").
+problem unless split="none"). `test_problems` replaces the folds by one fixed held-out set: a
+trainable forecaster is fitted once on every other problem and scored on those only (a
+prospective test: problems added after the forecaster's design was fixed).
 
 Failed candidates are not scored (the study keeps them out of the forecast task) but they do
 train a learned forecaster's p_fail.
@@ -118,21 +120,27 @@ def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Prob
              candidates: Sequence[Candidate], measurements: Sequence[Measurement],
              split: str = "heldout-problems", folds: int = 5, seed: int = 0,
              gpu: str | None = None, train_gpu: str | None = None, test_gpu: str | None = None,
-             out: str | Path | None = None, k: float = 0.10) -> EvaluationResult:
+             out: str | Path | None = None, k: float = 0.10,
+             test_problems: Sequence[str] | None = None) -> EvaluationResult:
     """Cross-validated metrics of a forecaster (see module doc); PNGs + metrics.json in `out`."""
     if split not in SPLITS:
         raise ConfigError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
+    if test_problems is not None and split != "heldout-problems":
+        raise ConfigError("test_problems is a held-out set: use it with split='heldout-problems'")
     test_gpu = test_gpu or gpu or _only_gpu(measurements)
     train_gpu = train_gpu or gpu or test_gpu
     P = {p.id: p for p in problems}
     C = {c.id: c for c in candidates}
     known = [m for m in measurements if m.problem_id in P and m.candidate_id in C]
+    held = set(test_problems) if test_problems is not None else None
     test_rows = [(P[m.problem_id], C[m.candidate_id], m) for m in known
-                 if m.hardware_key == test_gpu and m.bin is not None]
+                 if m.hardware_key == test_gpu and m.bin is not None
+                 and (held is None or m.problem_id in held)]
     train_ms = [m for m in known if m.hardware_key == train_gpu]
     if not test_rows:
-        raise ConfigError(f"no ok measurements on {test_gpu} with a known problem and candidate; "
-                          "load measurements first (`workbench dataset load-shipped`)")
+        where = "" if held is None else f" of the {len(held)} held-out problem(s)"
+        raise ConfigError(f"no ok measurements{where} on {test_gpu} with a known problem and "
+                          "candidate; load measurements first (`workbench dataset load-shipped`)")
     probe = _make(forecaster_or_factory)
     fittable = callable(getattr(probe, "fit", None))
     forecasts: list[Forecast | None] = [None] * len(test_rows)
@@ -143,6 +151,10 @@ def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Prob
         forecasts = _forecast_rows(probe, test_rows)
     elif split == "none":
         fc = probe.fit(problems, candidates, train_ms)  # type: ignore[attr-defined]
+        forecasts = _forecast_rows(fc, test_rows)
+    elif held is not None:
+        fc = probe.fit(problems, candidates,  # type: ignore[attr-defined]
+                       [m for m in train_ms if m.problem_id not in held])
         forecasts = _forecast_rows(fc, test_rows)
     else:
         n_folds = min(folds, n_groups)
