@@ -19,7 +19,10 @@ learned forecaster's cross-validation is repeated with the problems shuffled int
 metric per seed with its mean, sample standard deviation, min and max
 ("benchmark": "forecast-splits").
 
-`--prospective-after DATE` is a prospective test: the problems whose first --gpu measurement is
+`--split-seeds N --prospective-after DATE` also scores those cross-validated forecasts separately
+on the rows of the problems first measured by DATE and of those added later.
+
+`--prospective-after DATE` alone is a prospective test: the problems whose first --gpu measurement is
 dated after DATE (YYYY-MM-DD; problems added to the library after the forecaster's design was
 fixed) are held out together, the learned forecaster is trained once on every other problem, and
 both forecasters are scored on the held-out ones; benchmarks/results/forecast-prospective-<gpu>.json
@@ -42,7 +45,10 @@ import time
 from pathlib import Path
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
+import numpy as np
+
 from workbench.evaluate import METRIC_KEYS, evaluate, table
+from workbench.evaluate.crossval import score
 from workbench.forecast import LearnedForecaster, RooflineForecaster
 from workbench.forecast.learned import OFFSET_GRID
 from workbench.forecast.features import FEATURE_NAMES
@@ -111,9 +117,11 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
 
 def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, max_iter: int = 100,
                kind: str = "regression", calibration_folds: int = 10,
-               ideal_offset: float | str = "auto") -> dict:
+               ideal_offset: float | str = "auto", after: str | None = None) -> dict:
     """The learned forecaster's problem-level cross-validation with fold seeds 0..n_seeds-1;
-    writes `out` ("benchmark": "forecast-splits") and returns it."""
+    writes `out` ("benchmark": "forecast-splits") and returns it. With `after` (YYYY-MM-DD) the
+    same cross-validated forecasts are also scored on the rows of the problems first measured
+    by that date ("learned_by_<after>") and of those added later ("learned_after_<after>")."""
     if n_seeds < 2:
         raise SystemExit(f"--split-seeds needs at least 2 seeds to show a spread, got {n_seeds}")
     problems, candidates, measurements = load_shipped(data)
@@ -125,25 +133,46 @@ def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, ma
     t0 = time.time()
     factory = lambda: LearnedForecaster(max_iter=max_iter, kind=kind,  # noqa: E731
                                         calibration_folds=calibration_folds, ideal_offset=ideal_offset)
-    per_seed = []
+    late = set(added_after(measurements, gpu, after)) if after else set()
+    per_seed: dict[str, list[dict]] = {"learned": []}
+    if after:
+        per_seed.update({f"learned_by_{after}": [], f"learned_after_{after}": []})
     for seed in range(n_seeds):
         result = evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds, seed=seed)
-        per_seed.append(_metrics(result))
-        print(f"fold seed {seed}: " + ", ".join(f"{k} {per_seed[-1][k]:.4f}" for k in METRIC_KEYS), flush=True)
-    summary = {}
-    for key in (*METRIC_KEYS, "mean_confidence"):
-        xs = [m[key] for m in per_seed]
-        summary[key] = {"per_seed": xs, "mean": statistics.fmean(xs), "sd": statistics.stdev(xs),
-                        "min": min(xs), "max": max(xs)}
+        per_seed["learned"].append(_metrics(result))
+        print(f"fold seed {seed}: " + ", ".join(f"{k} {per_seed['learned'][-1][k]:.4f}"
+                                                for k in METRIC_KEYS), flush=True)
+        if after:
+            is_late = np.asarray([f.problem_id in late for f in result.forecasts])
+            for name, rows in ((f"learned_by_{after}", ~is_late), (f"learned_after_{after}", is_late)):
+                idx = np.flatnonzero(rows)
+                per_seed[name].append(score([result.forecasts[i] for i in idx], result.true_bins[idx],
+                                            result.speedups[idx],
+                                            np.asarray([result.forecasts[i].problem_id for i in idx])))
+    summary = {name: _spread(rows) for name, rows in per_seed.items()}
     doc = {"benchmark": "forecast-splits", "gpu": gpu, "date": time.strftime("%Y-%m-%d", time.gmtime()),
            "commit": commit(), "data": str(data), "synthetic": synthetic, "folds": folds,
            "split_seeds": list(range(n_seeds)), "learned": {"kind": kind, "max_iter": max_iter,
                                                             "ideal_offset": ideal_offset},
-           "n": per_seed[0]["n"], "seconds": round(time.time() - t0, 1), "metrics": {"learned": summary}}
+           "n": per_seed["learned"][0]["n"], "seconds": round(time.time() - t0, 1), "metrics": summary}
+    if after:
+        doc["after"], doc["problems_added_after"] = after, sorted(late)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(doc, indent=2, default=float) + "\n")
     print(f"wrote {out}")
     return doc
+
+
+def _spread(per_seed: list[dict]) -> dict:
+    """Each metric of METRIC_KEYS (and mean_confidence, where present) over the seeds: the
+    per-seed values, mean, sample standard deviation, min and max."""
+    out = {}
+    for key in (*METRIC_KEYS, "mean_confidence"):
+        if key in per_seed[0]:
+            xs = [float(m[key]) for m in per_seed]
+            out[key] = {"per_seed": xs, "mean": statistics.fmean(xs), "sd": statistics.stdev(xs),
+                        "min": min(xs), "max": max(xs)}
+    return out
 
 
 def added_after(measurements, gpu: str, after: str) -> list[str]:
@@ -244,16 +273,16 @@ def main(argv: list[str] | None = None) -> int:
     if not args.data.is_dir():
         print(f"no shipped data at {args.data}; record it on a GPU first", file=sys.stderr)
         return 1
+    if args.split_seeds:
+        run_splits(args.data, args.gpu, args.out or RESULTS_DIR / f"forecast-splits-{args.gpu}.json",
+                   args.split_seeds, args.folds, args.max_iter, args.kind, args.calibration_folds,
+                   args.ideal_offset, args.prospective_after)
+        return 0
     if args.prospective_after:
         run_prospective(args.data, args.gpu,
                         args.out or RESULTS_DIR / f"forecast-prospective-{args.gpu}.json",
                         args.prospective_after, args.max_iter, args.kind, args.calibration_folds,
                         args.ideal_offset)
-        return 0
-    if args.split_seeds:
-        run_splits(args.data, args.gpu, args.out or RESULTS_DIR / f"forecast-splits-{args.gpu}.json",
-                   args.split_seeds, args.folds, args.max_iter, args.kind, args.calibration_folds,
-                   args.ideal_offset)
         return 0
     out = args.out or RESULTS_DIR / f"{benchmark_name(args.ideal_offset)}-{args.gpu}.json"
     run(args.data, args.gpu, args.cross_gpu or None, out, args.folds, args.seed, args.plots,

@@ -104,14 +104,21 @@ def test_split_seeds_repeat_the_learned_cross_validation(shipped, tmp_path, caps
         bench.main(["--data", str(shipped), "--split-seeds", "1", "--out", str(out)])
 
 
-def test_benchmark_prospective_holds_out_the_later_problems(tmp_path):
-    """--prospective-after: the problems first measured after the date are the test set."""
+@pytest.fixture(scope="module")
+def dated(tmp_path_factory):
+    """Shipped-layout synthetic data whose last two problems were first measured later."""
     data = make_synthetic(n_problems=6, per_problem=16, gpus=("h100",), seed=5)
     late = sorted(p.id for p in data.problems)[-2:]
     ms = [m.replace(measured_at="2026-11-25T10:00:00Z") if m.problem_id in late
           else m.replace(measured_at="2026-11-23T10:00:00Z") for m in data.measurements]
-    d = tmp_path / "shipped"
+    d = tmp_path_factory.mktemp("dated_shipped")
     write_shipped((data.problems, data.candidates, ms), d)
+    return d, ms, late
+
+
+def test_benchmark_prospective_holds_out_the_later_problems(dated, tmp_path):
+    """--prospective-after: the problems first measured after the date are the test set."""
+    d, ms, late = dated
     bench = _bench()
     assert bench.added_after(ms, "h100", "2026-11-24") == late
     out = tmp_path / "forecast-prospective-h100.json"
@@ -125,3 +132,25 @@ def test_benchmark_prospective_holds_out_the_later_problems(tmp_path):
     assert set(doc["per_problem_recovery"]["learned"]) == set(late)
     with pytest.raises(SystemExit, match="split"):
         bench.main(["--data", str(d), "--prospective-after", "2026-11-26", "--out", str(out)])
+
+
+def test_benchmark_splits_scored_by_when_problems_were_added(dated, tmp_path):
+    """--split-seeds with --prospective-after: the same forecasts scored on the early and the
+    late problems' rows, which together make up all rows."""
+    d, ms, late = dated
+    bench = _bench()
+    out = tmp_path / "forecast-splits-h100.json"
+    assert bench.main(["--data", str(d), "--folds", "3", "--max-iter", "30", "--split-seeds", "2",
+                       "--prospective-after", "2026-11-24", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["problems_added_after"] == late and doc["after"] == "2026-11-24"
+    m = doc["metrics"]
+    assert set(m) == {"learned", "learned_by_2026-11-24", "learned_after_2026-11-24"}
+    n_late = sum(x.ok and x.problem_id in late for x in ms)
+    n_all = sum(x.ok for x in ms)
+    for seed in range(2):
+        # The row-weighted mean of the two parts is the whole.
+        whole = m["learned"]["off_by_one"]["per_seed"][seed]
+        early = m["learned_by_2026-11-24"]["off_by_one"]["per_seed"][seed]
+        later = m["learned_after_2026-11-24"]["off_by_one"]["per_seed"][seed]
+        assert whole == pytest.approx((early * (n_all - n_late) + later * n_late) / n_all)
