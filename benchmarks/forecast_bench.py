@@ -68,10 +68,9 @@ def _metrics(result) -> dict[str, float]:
     return out
 
 
-def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
-        plots: Path | None = None, max_iter: int = 100, kind: str = "regression",
-        calibration_folds: int = 10, ideal_offset: float | str = "auto") -> dict:
-    """Run the benchmark and write `out`; returns the JSON written."""
+def _load(data: Path, gpu: str, out: Path):
+    """The shipped data at `data` as (problems, candidates, measurements, synthetic); exits when
+    it has no `gpu` rows, or when synthetic rows would be written into benchmarks/results."""
     problems, candidates, measurements = load_shipped(data)
     keys = {m.hardware_key for m in measurements}
     if gpu not in keys:
@@ -79,6 +78,15 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
     synthetic = any(m.reason == "synthetic" for m in measurements)
     if synthetic and out.resolve().parent == RESULTS_DIR:
         raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
+    return problems, candidates, measurements, synthetic
+
+
+def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
+        plots: Path | None = None, max_iter: int = 100, kind: str = "regression",
+        calibration_folds: int = 10, ideal_offset: float | str = "auto") -> dict:
+    """Run the benchmark and write `out`; returns the JSON written."""
+    problems, candidates, measurements, synthetic = _load(data, gpu, out)
+    keys = {m.hardware_key for m in measurements}
     t0 = time.time()
     factory = lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind,  # noqa: E731
                                         calibration_folds=calibration_folds,
@@ -124,12 +132,7 @@ def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, ma
     by that date ("learned_by_<after>") and of those added later ("learned_after_<after>")."""
     if n_seeds < 2:
         raise SystemExit(f"--split-seeds needs at least 2 seeds to show a spread, got {n_seeds}")
-    problems, candidates, measurements = load_shipped(data)
-    if gpu not in {m.hardware_key for m in measurements}:
-        raise SystemExit(f"no {gpu} measurements in {data}")
-    synthetic = any(m.reason == "synthetic" for m in measurements)
-    if synthetic and out.resolve().parent == RESULTS_DIR:
-        raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
+    problems, candidates, measurements, synthetic = _load(data, gpu, out)
     t0 = time.time()
     factory = lambda: LearnedForecaster(max_iter=max_iter, kind=kind,  # noqa: E731
                                         calibration_folds=calibration_folds, ideal_offset=ideal_offset)
@@ -190,12 +193,7 @@ def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int =
                     ideal_offset: float | str = "auto") -> dict:
     """Train on the problems measured by `after`, score on those added later; writes `out`
     ("benchmark": "forecast-prospective") and returns it."""
-    problems, candidates, measurements = load_shipped(data)
-    if gpu not in {m.hardware_key for m in measurements}:
-        raise SystemExit(f"no {gpu} measurements in {data}")
-    synthetic = any(m.reason == "synthetic" for m in measurements)
-    if synthetic and out.resolve().parent == RESULTS_DIR:
-        raise SystemExit(f"{data} holds synthetic measurements; they never go to {RESULTS_DIR}")
+    problems, candidates, measurements, synthetic = _load(data, gpu, out)
     held = added_after(measurements, gpu, after)
     n_all = len({m.problem_id for m in measurements if m.hardware_key == gpu})
     if not held or len(held) == n_all:
