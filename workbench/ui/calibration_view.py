@@ -20,6 +20,7 @@ from bokeh.plotting import figure
 
 from workbench import bins
 from workbench.records import Forecast, Measurement
+from workbench.ui.sources import bokeh_edits, set_data
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class CalibrationView(pn.viewable.Viewer):
     def set_info(self, info: CalibrationInfo) -> None:
         """Swap in new pairs (e.g. after the store's version moved)."""
         self._info = info
-        self._scatter.data = self._scatter_data()
+        set_data(self._scatter, self._scatter_data())
         self._refresh_static()
         self._on_threshold()
 
@@ -160,17 +161,18 @@ class CalibrationView(pn.viewable.Viewer):
 
     def _refresh_static(self) -> None:
         rel = reliability(self._info)
-        self._rel.data = {k: rel[k] for k in ("left", "right", "accuracy", "confidence")}
+        set_data(self._rel, {k: rel[k] for k in ("left", "right", "accuracy", "confidence")})
         rc = risk_coverage(self._info)
-        self._rc.data = dict(coverage=rc["coverage"], risk=rc["risk"])
+        set_data(self._rc, dict(coverage=rc["coverage"], risk=rc["risk"]))
 
     @param.depends("threshold", watch=True)
     def _on_threshold(self) -> None:
         s = threshold_summary(self._info, self.threshold)
         trusted = (self._info.confidence >= self.threshold) & ~self._info.abstained
         # Only alpha changes with the threshold: send that column alone to the browser.
-        self._scatter.data["alpha"] = np.where(trusted, 0.9, 0.25)
-        self._rc_marker.location = s.coverage
+        with bokeh_edits():
+            self._scatter.data["alpha"] = np.where(trusted, 0.9, 0.25)
+            self._rc_marker.location = s.coverage
         risk = "n/a" if math.isnan(s.selective_risk) else f"{s.selective_risk:.3f}"
         self.stats.object = (
             f"**coverage** <span class='wb-coverage'>{s.coverage:.3f}</span> &nbsp; "

@@ -14,6 +14,7 @@ from bokeh.plotting import figure
 from workbench import bins
 from workbench.dataset.baselines import CompileBaseline, shipped_compile_baselines, speedup_over_compile
 from workbench.records import Candidate, Forecast, Measurement
+from workbench.ui.sources import set_data
 
 #: Baselines keyed by (problem_id, hardware_key), as `load_compile_baselines` gives them.
 Baselines = Mapping[tuple[str, str], CompileBaseline]
@@ -126,15 +127,15 @@ class CandidateInspector(pn.viewable.Viewer):
                                              label=f"candidate {c.id}")
         if f is None:
             self.reasoning.object = "**No forecast** for this candidate."
-            self._dist.data = dict(x=[], p=[], color=[])
+            set_data(self._dist, dict(x=[], p=[], color=[]))
         else:
             self.reasoning.object = (f"**Forecaster** `{f.forecaster}` ({f.parse_status.value}, "
                                      f"raw sum {f.raw_sum:.2f}, confidence {f.confidence:.2f})\n\n"
                                      f"> {f.reasoning or '(no reasoning given)'}")
             true_bin = m.bin if m is not None and m.ok else None
-            self._dist.data = dict(x=list(bins.LABELS), p=list(f.probabilities),
-                                   color=["#d62728" if i == true_bin else "#1f77b4"
-                                          for i in range(bins.N_BINS)])
+            set_data(self._dist, dict(x=list(bins.LABELS), p=list(f.probabilities),
+                                      color=["#d62728" if i == true_bin else "#1f77b4"
+                                             for i in range(bins.N_BINS)]))
         self.details.object = measurement_markdown(m, self._baselines)
         self.log.object = f"```\n{m.log[-4000:]}\n```" if m is not None and m.log else ""
         chain = lineage(c, self._store.get_candidate)

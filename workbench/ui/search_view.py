@@ -14,6 +14,7 @@ from workbench.errors import WorkbenchError
 from workbench.search.loop import best_curve
 from workbench.ui.dataset_view import TITLES
 from workbench.ui.runner import SearchRunner, candidate_rows
+from workbench.ui.sources import set_data
 
 NO_DATA = ("**No recorded measurements and no GPU.** Load the shipped data "
            "(`workbench dataset load-shipped`, or restart the app on an empty database) to replay searches.")
@@ -133,7 +134,7 @@ class SearchView(pn.viewable.Viewer):
         rows = candidate_rows(events)
         self.table.value = pd.DataFrame(rows, columns=COLUMNS)
         curve = best_curve(events)
-        self._curve.data = dict(x=[c[0] for c in curve], y=[c[1] for c in curve])
+        set_data(self._curve, dict(x=[c[0] for c in curve], y=[c[1] for c in curve]))
         measured = sum(e["kind"] == "measured" for e in events)
         trusted = sum(e["kind"] == "trusted" for e in events)
         best = f", best {curve[-1][1]:.3f}x" if curve else ", no correct kernel yet"
