@@ -44,9 +44,9 @@ import sys
 import time
 from pathlib import Path
 
-from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
 import numpy as np
 
+from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
 from workbench.evaluate import METRIC_KEYS, evaluate, table
 from workbench.evaluate.crossval import score
 from workbench.forecast import LearnedForecaster, RooflineForecaster
@@ -81,6 +81,21 @@ def _load(data: Path, gpu: str, out: Path):
     return problems, candidates, measurements, synthetic
 
 
+def _factory(max_iter: int, kind: str, calibration_folds: int, ideal_offset: float | str,
+             seed: int = 0):
+    """A maker of fresh learned forecasters with these settings (one per training fold)."""
+    return lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind,
+                                     calibration_folds=calibration_folds, ideal_offset=ideal_offset)
+
+
+def _write(out: Path, doc: dict) -> dict:
+    """Write the results JSON `doc` to `out` (parents made) and return it."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(doc, indent=2, default=float) + "\n")
+    print(f"wrote {out}")
+    return doc
+
+
 def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
         plots: Path | None = None, max_iter: int = 100, kind: str = "regression",
         calibration_folds: int = 10, ideal_offset: float | str = "auto") -> dict:
@@ -88,9 +103,7 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
     problems, candidates, measurements, synthetic = _load(data, gpu, out)
     keys = {m.hardware_key for m in measurements}
     t0 = time.time()
-    factory = lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind,  # noqa: E731
-                                        calibration_folds=calibration_folds,
-                                        ideal_offset=ideal_offset)
+    factory = _factory(max_iter, kind, calibration_folds, ideal_offset, seed)
     probe = factory()
     results = {
         "learned": evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds,
@@ -117,10 +130,7 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
     if "cross_gpu" in results:
         doc["metrics"]["cross_gpu"]["train_gpu"] = gpu
         doc["metrics"]["cross_gpu"]["test_gpu"] = cross_gpu
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2, default=float) + "\n")
-    print(f"wrote {out}")
-    return doc
+    return _write(out, doc)
 
 
 def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, max_iter: int = 100,
@@ -134,8 +144,7 @@ def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, ma
         raise SystemExit(f"--split-seeds needs at least 2 seeds to show a spread, got {n_seeds}")
     problems, candidates, measurements, synthetic = _load(data, gpu, out)
     t0 = time.time()
-    factory = lambda: LearnedForecaster(max_iter=max_iter, kind=kind,  # noqa: E731
-                                        calibration_folds=calibration_folds, ideal_offset=ideal_offset)
+    factory = _factory(max_iter, kind, calibration_folds, ideal_offset)
     late = set(added_after(measurements, gpu, after)) if after else set()
     per_seed: dict[str, list[dict]] = {"learned": []}
     if after:
@@ -160,10 +169,7 @@ def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, ma
            "n": per_seed["learned"][0]["n"], "seconds": round(time.time() - t0, 1), "metrics": summary}
     if after:
         doc["after"], doc["problems_added_after"] = after, sorted(late)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2, default=float) + "\n")
-    print(f"wrote {out}")
-    return doc
+    return _write(out, doc)
 
 
 def _spread(per_seed: list[dict]) -> dict:
@@ -200,8 +206,7 @@ def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int =
         raise SystemExit(f"--prospective-after {after}: {len(held)} of {n_all} {gpu} problems were "
                          "first measured after that date; pick a date that splits them")
     t0 = time.time()
-    factory = lambda: LearnedForecaster(max_iter=max_iter, kind=kind,  # noqa: E731
-                                        calibration_folds=calibration_folds, ideal_offset=ideal_offset)
+    factory = _factory(max_iter, kind, calibration_folds, ideal_offset)
     results = {"learned": evaluate(factory, problems, candidates, measurements, gpu=gpu,
                                    test_problems=held),
                "roofline": evaluate(RooflineForecaster(), problems, candidates, measurements,
@@ -215,10 +220,7 @@ def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int =
            "seconds": round(time.time() - t0, 1),
            "metrics": {k: _metrics(r) for k, r in results.items()},
            "per_problem_recovery": {k: r.per_problem_recovery for k, r in results.items()}}
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(doc, indent=2, default=float) + "\n")
-    print(f"wrote {out}")
-    return doc
+    return _write(out, doc)
 
 
 def benchmark_name(ideal_offset: float | str) -> str:
