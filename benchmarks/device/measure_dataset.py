@@ -53,6 +53,38 @@ def build_pool(neighbours: int, seed: int, problems: set[str] | None) -> list:
     return out
 
 
+def compile_baselines(todo, one, warm_workers: int, workers: int, write) -> list[dict]:
+    """Time the torch.compile baselines of the problems `todo` with `one(problem) -> row`,
+    handing every row to `write` as soon as it is done; returns the timed rows.
+
+    With `warm_workers` > 0 every problem is first compiled in that many parallel processes
+    (filling Inductor's on-disk caches); a problem that fails there is written as its error row
+    with phase "cache fill" and not timed. The others are then timed `workers` at a time; their
+    rows carry warm_cache, cold_compile_s (the compile of the first pass) and
+    cold_compile_workers."""
+    t0 = time.time()
+    cold: dict[str, dict] = {}
+    if warm_workers > 0:
+        with ThreadPoolExecutor(warm_workers) as ex:
+            for r in ex.map(one, todo):
+                cold[r["problem_id"]] = r
+        print(f"[compile] caches filled for {len(cold)} problems in {time.time() - t0:.0f} s "
+              f"({sum('error' in r for r in cold.values())} errors)", flush=True)
+        for r in cold.values():  # a failed compile is a result too (the loader skips it)
+            if "error" in r:
+                write(dict(r, phase="cache fill"))
+        todo = [p for p in todo if "error" not in cold[p.id]]
+    rows = []
+    with ThreadPoolExecutor(workers) as ex:
+        for r in ex.map(one, todo):
+            if (first := cold.get(r["problem_id"])) is not None:
+                r.update(warm_cache=True, cold_compile_s=first.get("compile_s"),
+                         cold_compile_workers=warm_workers)
+            write(r)
+            rows.append(r)
+    return rows
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", type=Path, required=True)
@@ -177,32 +209,15 @@ def main() -> int:
                 return {"problem_id": p.id, "error": f"timeout after {args.compile_timeout_s:.0f} s"}
 
         todo = [p for p in problems.values() if not only or p.id in only]
-        cold: dict[str, dict] = {}
-        if args.compile_warm_workers > 0:
-            with ThreadPoolExecutor(args.compile_warm_workers) as ex:
-                for r in ex.map(one, todo):
-                    cold[r["problem_id"]] = r
-            print(f"[compile] caches filled for {len(cold)} problems in {time.time() - t_start:.0f} s "
-                  f"({sum('error' in r for r in cold.values())} errors)", flush=True)
-            for r in cold.values():  # a failed compile is a result too (the loader skips it)
-                if "error" in r:
-                    r.update(hardware_key=key, hardware_fingerprint=hw.fingerprint, phase="cache fill",
-                             measured_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-                    with open(comp_path, "a") as fh:
-                        fh.write(json.dumps(r) + "\n")
-            todo = [p for p in todo if "error" not in cold[p.id]]
-        with ThreadPoolExecutor(args.compile_workers) as ex:
-            for r in ex.map(one, todo):
-                if p_cold := cold.get(r["problem_id"]):
-                    r["warm_cache"] = True
-                    r["cold_compile_s"] = p_cold.get("compile_s")
-                    r["cold_compile_workers"] = args.compile_warm_workers
-                r["hardware_key"] = key
-                r["hardware_fingerprint"] = hw.fingerprint
-                r["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-                comp_rows.append(r)
-                with open(comp_path, "a") as fh:
-                    fh.write(json.dumps(r) + "\n")
+
+        def write(r):
+            r["hardware_key"] = key
+            r["hardware_fingerprint"] = hw.fingerprint
+            r["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            with open(comp_path, "a") as fh:
+                fh.write(json.dumps(r) + "\n")
+
+        comp_rows = compile_baselines(todo, one, args.compile_warm_workers, args.compile_workers, write)
         print(f"[compile] {len(comp_rows)} problems, {sum('error' in r for r in comp_rows)} errors", flush=True)
 
     summary = {"hardware": hw.to_dict(), "counts": dict(counts), "measured": n_done, "elapsed_s": time.time() - t_start,

@@ -1,0 +1,81 @@
+"""benchmarks/device/measure_dataset.py: the two-pass torch.compile baselines
+(`--compile-warm-workers`), with a stand-in for the per-problem compile process."""
+from __future__ import annotations
+
+import importlib.util
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "device" / "measure_dataset.py"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("measure_dataset", SCRIPT)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@dataclass(frozen=True)
+class _P:
+    id: str
+
+
+class _Compiler:
+    """Stand-in for one compile-baseline process: the first call of a problem is a cold compile
+    (10 s), later ones hit the cache (1 s); `fail` problems fail every time. Records how many
+    calls overlapped, per pass."""
+
+    def __init__(self, fail=()):
+        self.fail = set(fail)
+        self.calls: list[str] = []
+        self.lock = threading.Lock()
+        self.active = 0
+        self.max_active: list[int] = []
+
+    def __call__(self, p):
+        with self.lock:
+            first = p.id not in self.calls
+            self.calls.append(p.id)
+            self.active += 1
+            self.max_active.append(self.active)
+        time.sleep(0.05)
+        with self.lock:
+            self.active -= 1
+        if p.id in self.fail:
+            return {"problem_id": p.id, "error": "timeout after 200 s"}
+        return {"problem_id": p.id, "compile_s": 10.0 if first else 1.0, "compiled_ms": 0.5}
+
+
+def test_two_passes_time_one_at_a_time_and_keep_the_cold_compile():
+    mod = _module()
+    problems = [_P(f"L1/{i:02d}_x") for i in range(8)]
+    comp = _Compiler(fail={"L1/03_x"})
+    written = []
+    rows = mod.compile_baselines(problems, comp, warm_workers=4, workers=1, write=written.append)
+    # first pass: every problem, several at once; second pass: the 7 that compiled, one at a time
+    assert sorted(comp.calls[:8]) == sorted(p.id for p in problems)
+    assert max(comp.max_active[:8]) > 1
+    assert comp.calls[8:] == [p.id for p in problems if p.id != "L1/03_x"]
+    assert max(comp.max_active[8:]) == 1
+    assert [r["problem_id"] for r in rows] == comp.calls[8:]
+    for r in rows:
+        assert r["warm_cache"] is True and r["cold_compile_workers"] == 4
+        assert r["cold_compile_s"] == 10.0 and r["compile_s"] == 1.0
+    failed = [r for r in written if "error" in r]
+    assert [(r["problem_id"], r["phase"]) for r in failed] == [("L1/03_x", "cache fill")]
+    assert len(written) == 8 and all(r in written for r in rows)
+
+
+def test_without_warm_workers_each_problem_is_compiled_once():
+    mod = _module()
+    problems = [_P(f"L2/{i:02d}_y") for i in range(5)]
+    comp = _Compiler(fail={"L2/01_y"})
+    written = []
+    rows = mod.compile_baselines(problems, comp, warm_workers=0, workers=2, write=written.append)
+    assert sorted(comp.calls) == sorted(p.id for p in problems)
+    assert rows == written and len(rows) == 5
+    assert not any("warm_cache" in r or "phase" in r for r in rows)
+    assert [r["problem_id"] for r in rows if "error" in r] == ["L2/01_y"]
