@@ -49,12 +49,19 @@ class _Compiler:
         return {"problem_id": p.id, "compile_s": 10.0 if first else 1.0, "compiled_ms": 0.5}
 
 
+def _run(prefix: str, n: int, fail: str, warm_workers: int, workers: int):
+    """compile_baselines over n stand-in problems, `fail` failing: (problems, compiler, rows,
+    written rows)."""
+    problems = [_P(f"{prefix}/{i:02d}_x") for i in range(n)]
+    comp = _Compiler(fail={fail})
+    written: list[dict] = []
+    rows = _module().compile_baselines(problems, comp, warm_workers=warm_workers, workers=workers,
+                                       write=written.append)
+    return problems, comp, rows, written
+
+
 def test_two_passes_time_one_at_a_time_and_keep_the_cold_compile():
-    mod = _module()
-    problems = [_P(f"L1/{i:02d}_x") for i in range(8)]
-    comp = _Compiler(fail={"L1/03_x"})
-    written = []
-    rows = mod.compile_baselines(problems, comp, warm_workers=4, workers=1, write=written.append)
+    problems, comp, rows, written = _run("L1", 8, "L1/03_x", warm_workers=4, workers=1)
     # first pass: every problem, several at once; second pass: the 7 that compiled, one at a time
     assert sorted(comp.calls[:8]) == sorted(p.id for p in problems)
     assert max(comp.max_active[:8]) > 1
@@ -70,12 +77,8 @@ def test_two_passes_time_one_at_a_time_and_keep_the_cold_compile():
 
 
 def test_without_warm_workers_each_problem_is_compiled_once():
-    mod = _module()
-    problems = [_P(f"L2/{i:02d}_y") for i in range(5)]
-    comp = _Compiler(fail={"L2/01_y"})
-    written = []
-    rows = mod.compile_baselines(problems, comp, warm_workers=0, workers=2, write=written.append)
+    problems, comp, rows, written = _run("L2", 5, "L2/01_x", warm_workers=0, workers=2)
     assert sorted(comp.calls) == sorted(p.id for p in problems)
     assert rows == written and len(rows) == 5
     assert not any("warm_cache" in r or "phase" in r for r in rows)
-    assert [r["problem_id"] for r in rows if "error" in r] == ["L2/01_y"]
+    assert [r["problem_id"] for r in rows if "error" in r] == ["L2/01_x"]
