@@ -53,6 +53,22 @@ def build_pool(neighbours: int, seed: int, problems: set[str] | None) -> list:
     return out
 
 
+def compile_process(p, tmp: Path, timeout_s: float, env: dict) -> dict:
+    """Time problem `p`'s torch.compile baseline in a fresh process
+    (`workbench.execution.compile_baseline`, files in `tmp`); its result row, or an error row
+    when the process times out or writes nothing. The result file of an earlier pass is removed
+    first, so a process that dies without writing is never reported as that pass's row."""
+    pj, oj = tmp / f"{p.name}.p.json", tmp / f"{p.name}.o.json"
+    pj.write_text(json.dumps(p.to_dict()))
+    oj.unlink(missing_ok=True)
+    try:
+        subprocess.run([sys.executable, "-m", "workbench.execution.compile_baseline", str(pj), str(oj)],
+                       timeout=timeout_s, capture_output=True, env=env)
+    except subprocess.TimeoutExpired:
+        return {"problem_id": p.id, "error": f"timeout after {timeout_s:.0f} s"}
+    return json.loads(oj.read_text()) if oj.exists() else {"problem_id": p.id, "error": "no result"}
+
+
 def compile_baselines(todo, one, warm_workers: int, workers: int, write) -> list[dict]:
     """Time the torch.compile baselines of the problems `todo` with `one(problem) -> row`,
     handing every row to `write` as soon as it is done; returns the timed rows.
@@ -194,19 +210,13 @@ def main() -> int:
         if args.compile_warm_workers > 0:
             # One compile thread per process: the processes already run in parallel, and a timing
             # process that hits the filled caches need not start Inductor's pool of compile
-            # workers (tens of seconds per process). The compiled kernels are the same.
+            # workers (about 11 s of a 15 s first compile on a 2-core CPU machine). The compiled
+            # kernels are the same.
             env.update(TORCHINDUCTOR_COMPILE_THREADS="1", TORCHINDUCTOR_FX_GRAPH_CACHE="1",
                        TORCHINDUCTOR_AUTOTUNE_LOCAL_CACHE="1")
 
         def one(p):
-            pj, oj = tmp / f"{p.name}.p.json", tmp / f"{p.name}.o.json"
-            pj.write_text(json.dumps(p.to_dict()))
-            try:
-                subprocess.run([sys.executable, "-m", "workbench.execution.compile_baseline", str(pj), str(oj)],
-                               timeout=args.compile_timeout_s, capture_output=True, env=env)
-                return json.loads(oj.read_text()) if oj.exists() else {"problem_id": p.id, "error": "no result"}
-            except subprocess.TimeoutExpired:
-                return {"problem_id": p.id, "error": f"timeout after {args.compile_timeout_s:.0f} s"}
+            return compile_process(p, tmp, args.compile_timeout_s, env)
 
         todo = [p for p in problems.values() if not only or p.id in only]
 

@@ -82,3 +82,19 @@ def test_without_warm_workers_each_problem_is_compiled_once():
     assert rows == written and len(rows) == 5
     assert not any("warm_cache" in r or "phase" in r for r in rows)
     assert [r["problem_id"] for r in rows if "error" in r] == ["L2/01_x"]
+
+
+def test_a_process_that_writes_nothing_is_not_given_an_earlier_passes_row(tmp_path, monkeypatch):
+    from workbench.problems import list_problems
+
+    mod = _module()
+    p = list_problems()[0]
+    (tmp_path / f"{p.name}.o.json").write_text('{"problem_id": "%s", "compiled_ms": 0.5}' % p.id)
+    monkeypatch.setattr(mod.subprocess, "run", lambda *a, **k: None)  # exits without writing
+    assert mod.compile_process(p, tmp_path, 10.0, {}) == {"problem_id": p.id, "error": "no result"}
+
+    def too_slow(*a, **k):
+        raise mod.subprocess.TimeoutExpired(a[0], k["timeout"])
+
+    monkeypatch.setattr(mod.subprocess, "run", too_slow)
+    assert mod.compile_process(p, tmp_path, 10.0, {}) == {"problem_id": p.id, "error": "timeout after 10 s"}
