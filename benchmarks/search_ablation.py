@@ -1,7 +1,7 @@
 """uncertainty_aware's trust rules side by side, in replay, at the settings of search-h100.json.
 
     PYTHONPATH=. python benchmarks/search_ablation.py --gpu h100 --budget 16 --seeds 5 --k 2 --m 3 --jobs 16 \
-        [--out DIR]
+        [--variants 'measure_all;screen_topk;ua:no_gain,rank=ei'] [--out DIR]
 
 For every problem the replay benchmark uses (benchmarks/search_bench.py: cached measurements,
 replay generator, learned forecaster fitted leave-one-problem-out), one forecaster is fitted and
@@ -90,6 +90,17 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def parse_variants(text: str) -> list[str]:
+    """Variant names from "a;b;c" (';' separates: names such as "ua:no_gain,rank=ei" hold
+    commas); exits on an unknown name or when measure_all, the baseline, is missing."""
+    variants = [v.strip() for v in text.split(";") if v.strip()]
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown or "measure_all" not in variants:
+        raise SystemExit(f"unknown variants {unknown} (separate names with ';'; known: "
+                         f"{'; '.join(VARIANTS)}); measure_all (the baseline) must be included")
+    return variants
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=None)
@@ -100,13 +111,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--m", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--max-problems", type=int, default=None)
-    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated subset of: " + ", ".join(VARIANTS))
+    ap.add_argument("--variants", default=";".join(VARIANTS),
+                    help="semicolon-separated subset (names hold commas) of: " + "; ".join(VARIANTS))
     ap.add_argument("--out", default=None, help="also write the results file into this directory")
     args = ap.parse_args(argv)
-    variants = [v.strip() for v in args.variants.split(",") if v.strip()]
-    unknown = [v for v in variants if v not in VARIANTS]
-    if unknown or "measure_all" not in variants:
-        raise SystemExit(f"unknown variants {unknown}; measure_all (the baseline) must be included")
+    variants = parse_variants(args.variants)
 
     from workbench.dataset.shipped import DEFAULT_SHIPPED_DIR, load_shipped
 

@@ -43,6 +43,13 @@ def test_every_variant_is_a_known_method_with_valid_settings():
 
 def test_main_refuses_unknown_variants_and_a_missing_baseline():
     with pytest.raises(SystemExit, match="unknown variants"):
-        ablation.main(["--variants", "measure_all,nope"])
+        ablation.main(["--variants", "measure_all;nope"])
     with pytest.raises(SystemExit, match="baseline"):
         ablation.main(["--variants", "screen_topk"])
+
+
+def test_variant_names_with_commas_parse_and_the_default_is_every_variant():
+    assert ablation.parse_variants(";".join(ablation.VARIANTS)) == list(ablation.VARIANTS)
+    assert ablation.parse_variants("measure_all; ua:no_gain,rank=ei") == ["measure_all", "ua:no_gain,rank=ei"]
+    with pytest.raises(SystemExit, match="unknown variants"):  # the comma form splits a name
+        ablation.parse_variants("measure_all,ua:no_gain")
