@@ -317,6 +317,30 @@ class LearnedForecaster(BatchForecaster):
             return None
         return np.asarray(probs, dtype=float), np.asarray(self.calibration_bins_, dtype=int)
 
+    def _oof_medians(self, X: np.ndarray, log2s: np.ndarray, groups: np.ndarray, folds: int
+                     ) -> tuple[list, np.ndarray, np.ndarray]:
+        """Problem-grouped folds, each row's fold index and its out-of-fold median log2-speedup.
+
+        With ideal_offset="auto" every share in `OFFSET_GRID` gets its own out-of-fold medians
+        and the one with the smallest mean absolute error is kept (sets `ideal_offset_` and
+        `offset_errors_`)."""
+        fold_of = np.zeros(len(log2s), dtype=int)
+        splits = list(GroupKFold(n_splits=folds).split(X, log2s, groups))
+        for k, (_, te) in enumerate(splits):
+            fold_of[te] = k
+        best, self.offset_errors_ = None, {}
+        for share in (OFFSET_GRID if self.ideal_offset == "auto" else (self.ideal_offset_,)):
+            self.ideal_offset_ = float(share)
+            oof = np.zeros(len(log2s))
+            for tr, te in splits:
+                oof[te] = self._median(self._fit_median(X[tr], log2s[tr]), X[te])
+            mae = float(np.mean(np.abs(log2s - oof)))
+            self.offset_errors_[float(share)] = mae
+            if best is None or mae < best[0]:
+                best = (mae, float(share), oof)
+        _, self.ideal_offset_, oof = best
+        return splits, fold_of, oof
+
     def _fit_residuals(self, X: np.ndarray, log2s: np.ndarray, y: np.ndarray,
                        groups: np.ndarray) -> tuple[np.ndarray, float]:
         """Out-of-fold log2 residuals (folds grouped by problem) and the temperature.
@@ -335,28 +359,21 @@ class LearnedForecaster(BatchForecaster):
             self._keep_calibration(np.zeros((0, bins.N_BINS)), np.zeros(0))
             res = log2s - self._median(self._fit_median(X, log2s), X)
             return res, 1.0
-        fold_of = np.zeros(len(log2s), dtype=int)
-        splits = list(GroupKFold(n_splits=folds).split(X, log2s, groups))
-        for k, (_, te) in enumerate(splits):
-            fold_of[te] = k
-        best, self.offset_errors_ = None, {}
-        for share in (OFFSET_GRID if self.ideal_offset == "auto" else (self.ideal_offset_,)):
-            self.ideal_offset_ = float(share)
-            oof = np.zeros(len(log2s))
-            for tr, te in splits:
-                oof[te] = self._median(self._fit_median(X[tr], log2s[tr]), X[te])
-            mae = float(np.mean(np.abs(log2s - oof)))
-            self.offset_errors_[float(share)] = mae
-            if best is None or mae < best[0]:
-                best = (mae, float(share), oof)
-        _, self.ideal_offset_, oof = best
+        splits, fold_of, oof = self._oof_medians(X, log2s, groups, folds)
         res = log2s - oof
-        p = np.zeros((len(y), bins.N_BINS))
-        for k, (_, te) in enumerate(splits):
-            p[te] = residual_bin_probabilities(oof[te], res[fold_of != k])
+        p = self._oof_probabilities(X, oof, res, splits, fold_of)
         t = _temperature_for(p, y, self.calibration_objective)
         self._keep_calibration(_sharpen(p, t), y)
         return res, t
+
+    def _oof_probabilities(self, X: np.ndarray, oof: np.ndarray, res: np.ndarray, splits: list,
+                           fold_of: np.ndarray) -> np.ndarray:
+        """(n, 8) uncalibrated out-of-fold bin probabilities: each fold's rows get their
+        out-of-fold medians `oof` plus the residuals `res` of the other folds."""
+        p = np.zeros((len(oof), bins.N_BINS))
+        for k, (_, te) in enumerate(splits):
+            p[te] = residual_bin_probabilities(oof[te], res[fold_of != k])
+        return p
 
     @staticmethod
     def _expand(model, proba: np.ndarray) -> np.ndarray:

@@ -1,0 +1,320 @@
+"""Learned-forecaster variants under the same problem-level folds: how far each moves off-by-one.
+
+    .venv/bin/python benchmarks/forecast_variants.py --save-features FEATURES.npz [--gpu h100]
+    PYTHONPATH=. python benchmarks/forecast_variants.py --features FEATURES.npz --jobs 16 \\
+        [--variants 'default;leaf50'] [--seeds 5] [--out DIR]
+
+The first form builds the feature matrix of the shipped --gpu data once (features need the
+reference traces, so they are built where the app's stack is installed) and saves it with the
+measured speedups, problem ids, each problem's measured eager reference time on that GPU (the
+median over its measurements) and the torch version that built it. The second form runs every
+variant below through the cross-validation of benchmarks/forecast_bench.py --split-seeds
+(GroupKFold over problems, 5 folds, shuffled by seeds 0..N-1; a fold's model trains on every
+measurement of the other problems, failures included, and is scored on the fold's ok rows), so
+variant and seed pair up: `default` reproduces forecast-splits-<gpu>.json, and each variant's
+`delta_off_by_one` is its off-by-one minus the default's on the same folds.
+
+Variants (fixed before the run; none is used by the app):
+
+- default                 LearnedForecaster() as shipped;
+- leaf50, leaf200         min_samples_leaf 50 / 200 (default 100);
+- iter50                  max_iter 50 (default 100);
+- nodes7                  max_leaf_nodes 7 (default 15);
+- classifier              kind="classifier": gradient-boosted bin classifier with a temperature;
+- ens5_features50         the median is the mean of 5 regressors, each drawing half the
+                          features per split (max_features=0.5, random_state 0..4);
+- local_residuals         a row's residuals are weighted by how close their out-of-fold median
+                          is to its median (Gaussian, 1 octave), not pooled;
+- scaled_residuals        a second regressor predicts each row's |residual| (out of fold for the
+                          calibration rows); the pooled residuals are standardised by it and
+                          rescaled per row (a spread per candidate);
+- measured_reference      the feature ref_log10_us (the reference's time, estimated from its
+                          trace) replaced by the measured eager reference time of the problem on
+                          that GPU: the one measurement a search makes before any candidate.
+
+Writes benchmarks/results/forecast-variants-<gpu>.json ({"benchmark": "forecast-variants",
+"gpu", "date", "commit", "metrics": {variant: {metric: {per_seed, mean, sd, min, max}}},
+"setup"}); a run of a subset of the variants or of fewer than 5 seeds goes to --out only.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from pathlib import Path
+
+import numpy as np
+from sklearn.ensemble import HistGradientBoostingRegressor
+from sklearn.model_selection import GroupKFold
+
+from workbench import bins
+from workbench.calibration import metrics
+from workbench.forecast import learned as L
+from workbench.forecast.features import FEATURE_NAMES
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import commit  # noqa: E402
+
+RESULTS_DIR = Path(__file__).resolve().parent / "results"
+METRICS = ("off_by_one", "accuracy", "ece", "brier", "top10_recovery_median")
+
+
+class _Mean:
+    """A regressor whose prediction is the mean of several fitted ones."""
+
+    def __init__(self, models):
+        self.models = models
+
+    def predict(self, X):
+        return np.mean([m.predict(X) for m in self.models], axis=0)
+
+
+class Ensemble(L.LearnedForecaster):
+    """The median is the mean of `members` regressors, each with max_features=0.5."""
+
+    members = 5
+
+    def _fit_median(self, X, log2s):
+        target = log2s - self._offset(X)
+        models = []
+        for k in range(self.members):
+            m = self._new_regressor(len(X))
+            m.set_params(max_features=0.5, random_state=k)
+            models.append(m.fit(X, target))
+        return _Mean(models)
+
+
+def weighted_bin_probabilities(median, centres, residuals, width=1.0, floor=0.002):
+    """Bin probabilities of median_i + r_j with r_j weighted by exp(-(median_i - centre_j)^2 / 2w^2)."""
+    median = np.asarray(median, float)
+    v = median[:, None] + residuals[None, :]
+    b = np.searchsorted(L._LOG2_EDGES, v, side="left")
+    w = np.exp(-0.5 * ((median[:, None] - centres[None, :]) / width) ** 2) + 1e-12
+    w /= w.sum(axis=1, keepdims=True)
+    p = np.stack([(w * (b == k)).sum(axis=1) for k in range(bins.N_BINS)], axis=1)
+    p = np.maximum(p, floor)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+class LocalResiduals(L.LearnedForecaster):
+    """Residuals weighted by the closeness of their out-of-fold median to the row's median."""
+
+    def _oof_probabilities(self, X, oof, res, splits, fold_of):
+        self.centres_ = oof
+        p = np.zeros((len(oof), bins.N_BINS))
+        for k, (_, te) in enumerate(splits):
+            o = fold_of != k
+            p[te] = weighted_bin_probabilities(oof[te], oof[o], res[o])
+        return p
+
+    def _proba_of_median(self, medians):
+        p = weighted_bin_probabilities(medians, self.centres_, self.residuals_)
+        return L._sharpen(p, self.temperature_)
+
+
+def scaled_bin_probabilities(median, spread, z, floor=0.002):
+    """Bin probabilities of median_i + spread_i * z_j."""
+    v = np.asarray(median, float)[:, None] + np.asarray(spread, float)[:, None] * z[None, :]
+    b = np.searchsorted(L._LOG2_EDGES, v, side="left")
+    p = np.stack([(b == k).mean(axis=1) for k in range(bins.N_BINS)], axis=1)
+    p = np.maximum(p, floor)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+class ScaledResiduals(L.LearnedForecaster):
+    """A per-row spread from a regressor of |residual|; residuals standardised by it."""
+
+    min_spread = 0.15
+
+    def _spread_model(self, X, a):
+        return HistGradientBoostingRegressor(
+            loss="absolute_error", max_iter=50, max_leaf_nodes=7, l2_regularization=1.0,
+            min_samples_leaf=min(200, max(20, len(X) // 20)), early_stopping=False,
+            random_state=self.seed).fit(X, a)
+
+    def _spread(self, model, X):
+        return np.maximum(model.predict(X), self.min_spread)
+
+    def _oof_probabilities(self, X, oof, res, splits, fold_of):
+        a = np.abs(res)
+        spread = np.zeros(len(res))
+        for tr, te in splits:
+            spread[te] = self._spread(self._spread_model(X[tr], a[tr]), X[te])
+        self.z_ = res / spread
+        self.spread_model_ = self._spread_model(X, a)
+        p = np.zeros((len(oof), bins.N_BINS))
+        for k, (_, te) in enumerate(splits):
+            p[te] = scaled_bin_probabilities(oof[te], spread[te], self.z_[fold_of != k])
+        return p
+
+    def predict_proba(self, X):
+        p = scaled_bin_probabilities(self.predict_median(X), self._spread(self.spread_model_, X), self.z_)
+        return L._sharpen(p, self.temperature_)
+
+
+#: name -> (class, constructor keywords, uses the measured reference time)
+VARIANTS = {
+    "default": (L.LearnedForecaster, {}, False),
+    "leaf50": (L.LearnedForecaster, {"min_samples_leaf": 50}, False),
+    "leaf200": (L.LearnedForecaster, {"min_samples_leaf": 200}, False),
+    "iter50": (L.LearnedForecaster, {"max_iter": 50}, False),
+    "nodes7": (L.LearnedForecaster, {"max_leaf_nodes": 7}, False),
+    "classifier": (L.LearnedForecaster, {"kind": "classifier"}, False),
+    "ens5_features50": (Ensemble, {}, False),
+    "local_residuals": (LocalResiduals, {}, False),
+    "scaled_residuals": (ScaledResiduals, {}, False),
+    "measured_reference": (L.LearnedForecaster, {}, True),
+}
+_REF = FEATURE_NAMES.index("ref_log10_us")
+
+
+def parse_variants(text: str) -> list[str]:
+    names = [v.strip() for v in text.split(";") if v.strip()]
+    unknown = [v for v in names if v not in VARIANTS]
+    if unknown or "default" not in names:
+        raise SystemExit(f"unknown variants {unknown} (separate with ';'; known: {'; '.join(VARIANTS)}); "
+                         "'default' (the baseline of the deltas) must be included")
+    return names
+
+
+def save_features(path: Path, gpu: str, data: Path | None) -> dict:
+    """Feature matrix, speedups, problem ids and measured reference times of the shipped `gpu` rows."""
+    import torch
+
+    from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
+    from workbench.forecast.features import feature_matrix
+
+    problems, candidates, measurements = load_shipped(data or DEFAULT_SHIPPED_DIR)
+    rows = L.training_rows(problems, candidates, [m for m in measurements if m.hardware_key == gpu])
+    if not rows:
+        raise SystemExit(f"no {gpu} measurements in the shipped data")
+    if any(m.reason == "synthetic" for *_, m in rows):
+        raise SystemExit("the data holds synthetic measurements; this benchmark runs on real ones only")
+    ref: dict[str, list[float]] = {}
+    for p, _, _, m in rows:
+        if m.reference_ms:
+            ref.setdefault(p.id, []).append(m.reference_ms)
+    X = feature_matrix([(p, c, h) for p, c, h, _ in rows])
+    speedups = np.asarray([m.speedup if m.bin is not None else np.nan for *_, m in rows], float)
+    groups = np.asarray([p.id for p, *_ in rows])
+    reference_ms = np.asarray([float(np.median(ref[p.id])) if p.id in ref else np.nan
+                               for p, *_ in rows])
+    info = {"gpu": gpu, "torch": torch.__version__, "rows": len(rows),
+            "ok_rows": int(np.isfinite(speedups).sum()), "problems": len(set(groups.tolist())),
+            "feature_names": list(FEATURE_NAMES)}
+    np.savez_compressed(path, X=X, speedups=speedups, groups=groups, reference_ms=reference_ms,
+                        info=json.dumps(info))
+    return info
+
+
+def _load(path: Path):
+    d = np.load(path, allow_pickle=False)
+    info = json.loads(str(d["info"]))
+    if info["feature_names"] != list(FEATURE_NAMES):
+        raise SystemExit(f"{path} was built with other features; rebuild it with --save-features")
+    return d["X"], d["speedups"], d["groups"], d["reference_ms"], info
+
+
+def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
+    """One variant's cross-validated metrics on one fold seed."""
+    X, speedups, groups, reference_ms, _ = _load(Path(path))
+    cls, kwargs, measured = VARIANTS[name]
+    if measured:
+        X = X.copy()
+        known = np.isfinite(reference_ms)
+        X[known, _REF] = np.log10(1 + 1e3 * reference_ms[known])
+    ok = np.isfinite(speedups)
+    Xo, so, go = X[ok], speedups[ok], groups[ok]
+    y = np.asarray([bins.bin_of(s) for s in so], dtype=int)
+    probs = np.zeros((len(y), bins.N_BINS))
+    t0 = time.time()
+    for _, te in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(Xo, groups=go):
+        train = ~np.isin(groups, np.unique(go[te]))
+        fc = cls(n_threads=1, **kwargs).fit_matrix(X[train], speedups[train], groups[train])
+        probs[te] = fc.predict_proba(Xo[te])
+    out = {"off_by_one": metrics.off_by_one_accuracy(probs, y), "accuracy": metrics.accuracy(probs, y),
+           "ece": metrics.ece(probs, y), "brier": metrics.brier(probs, y),
+           "top10_recovery_median": metrics.top_k_recovery_median(
+               metrics.expected_log2(probs), so, go.tolist(), 0.10)}
+    return {"variant": name, "seed": seed, "seconds": round(time.time() - t0, 1), **out}
+
+
+def _stats(values: list[float]) -> dict:
+    return {"per_seed": values, "mean": statistics.fmean(values),
+            "sd": statistics.stdev(values) if len(values) > 1 else 0.0,
+            "min": min(values), "max": max(values)}
+
+
+def summarise(results: list[dict], seeds: list[int]) -> dict:
+    """{variant: {metric: stats over seeds, "delta_off_by_one": stats of variant - default}}."""
+    by = {(r["variant"], r["seed"]): r for r in results}
+    out = {}
+    for name in dict.fromkeys(r["variant"] for r in results):
+        if not all((name, s) in by for s in seeds):
+            continue
+        row = {k: _stats([by[name, s][k] for s in seeds]) for k in METRICS}
+        if all(("default", s) in by for s in seeds):
+            row["delta_off_by_one"] = _stats([by[name, s]["off_by_one"] - by["default", s]["off_by_one"]
+                                              for s in seeds])
+        row["seconds_per_seed"] = statistics.fmean(by[name, s]["seconds"] for s in seeds)
+        out[name] = row
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--gpu", default="h100")
+    ap.add_argument("--data", default=None, help="shipped-data directory (--save-features)")
+    ap.add_argument("--save-features", default=None, metavar="NPZ")
+    ap.add_argument("--features", default=None, metavar="NPZ")
+    ap.add_argument("--variants", default=";".join(VARIANTS))
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--out", default=None, help="also write the results file into this directory")
+    args = ap.parse_args(argv)
+    if args.save_features:
+        info = save_features(Path(args.save_features), args.gpu, Path(args.data) if args.data else None)
+        print(json.dumps({k: v for k, v in info.items() if k != "feature_names"}))
+        return 0
+    if not args.features:
+        raise SystemExit("give --save-features NPZ (build) or --features NPZ (run)")
+    names = parse_variants(args.variants)
+    _, _, _, _, info = _load(Path(args.features))
+    if info["gpu"] != args.gpu:
+        raise SystemExit(f"{args.features} holds {info['gpu']} rows, not {args.gpu}")
+    seeds = list(range(args.seeds))
+    # the slow variants first, so the pool ends together
+    tasks = sorted(((n, s) for s in seeds for n in names), key=lambda t: (VARIANTS[t[0]][0] is not Ensemble, t[1]))
+    t0, results = time.time(), []
+    with ProcessPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(run_one, args.features, n, s) for n, s in tasks]
+        for i, f in enumerate(as_completed(futures), 1):
+            results.append(f.result())
+            r = results[-1]
+            print(f"[{i}/{len(tasks)}] {r['variant']} seed {r['seed']}: off-by-one {r['off_by_one']:.4f} "
+                  f"ece {r['ece']:.3f} ({r['seconds']:.0f} s)", file=sys.stderr, flush=True)
+    doc = {"benchmark": "forecast-variants", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"),
+           "commit": commit(), "metrics": summarise(results, seeds),
+           "setup": {"seeds": seeds, "folds": 5, "features": {k: v for k, v in info.items() if k != "feature_names"},
+                     "variants": {n: {"class": VARIANTS[n][0].__name__, "kwargs": VARIANTS[n][1],
+                                      "measured_reference": VARIANTS[n][2]} for n in names},
+                     "jobs": args.jobs, "seconds": round(time.time() - t0, 1)},
+           "runs": sorted(results, key=lambda r: (r["variant"], r["seed"]))}
+    full = names == list(VARIANTS) and args.seeds >= 5
+    name = f"forecast-variants-{args.gpu}.json"
+    paths = ([RESULTS_DIR / name] if full else []) + ([Path(args.out) / name] if args.out else [])
+    if not paths:
+        print("a partial run (a subset of variants, or fewer than 5 seeds) is written only to --out DIR",
+              file=sys.stderr)
+    for p in paths:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
