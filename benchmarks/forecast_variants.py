@@ -7,7 +7,8 @@
 The first form builds the feature matrix of the shipped --gpu data once (features need the
 reference traces, so they are built where the app's stack is installed) and saves it with the
 measured speedups, problem ids, each problem's measured eager reference time on that GPU (the
-median over its measurements) and the torch version that built it. The second form runs every
+median over its measurements), each problem's reference ATen ops and dtype, and the torch
+version that built it. The second form runs every
 variant below through the cross-validation of benchmarks/forecast_bench.py --split-seeds
 (GroupKFold over problems, 5 folds, shuffled by seeds 0..N-1; a fold's model trains on every
 measurement of the other problems, failures included, and is scored on the fold's ok rows), so
@@ -30,7 +31,26 @@ Variants (fixed before the run; none is used by the app):
                           rescaled per row (a spread per candidate);
 - measured_reference      the feature ref_log10_us (the reference's time, estimated from its
                           trace) replaced by the measured eager reference time of the problem on
-                          that GPU: the one measurement a search makes before any candidate.
+                          that GPU: the one measurement a search makes before any candidate;
+- measured_reference_everywhere  the measured time replaces the estimate in every feature built
+                          from it: ref_log10_us, the roofline term log2_ideal_speedup (which the
+                          regression target is taken relative to) and ref_launch_share;
+- reference_error         one feature added: log2(measured / estimated reference time), the
+                          estimate's error, so trees can learn when it matters;
+- ops_neighbour_offset    a problem-level correction: each training problem's median
+                          out-of-fold error (the inner folds'), and a new problem gets the
+                          similarity-weighted mean of its 5 nearest training problems' errors,
+                          shrunk toward 0 (weight 1), where similarity is the cosine between the
+                          references' ATen-op bags (traced on the meta device, idf-weighted, plus
+                          the dtype); the residual distribution is built from errors corrected
+                          the same way, each problem's from the others (leave one problem out).
+
+Diagnostics of the default (`metrics.default.diagnostics`, per seed): the off-by-one of the bin
+that holds the forecast median (instead of the distribution's most likely bin), the off-by-one
+the same medians would reach if each test problem's own median error were known and removed
+(`oracle_offset_off_by_one`: an upper bound for any problem-level correction), the spread (sd)
+of those per-problem median errors and the median absolute error left within a problem, in
+octaves (log2).
 
 Writes benchmarks/results/forecast-variants-<gpu>.json ({"benchmark": "forecast-variants",
 "gpu", "date", "commit", "metrics": {variant: {metric: {per_seed, mean, sd, min, max}}},
@@ -155,20 +175,114 @@ class ScaledResiduals(L.LearnedForecaster):
         return L._sharpen(p, self.temperature_)
 
 
-#: name -> (class, constructor keywords, uses the measured reference time)
+class OpsNeighbourOffset(L.LearnedForecaster):
+    """The median moved by a problem-level offset from the nearest training problems by the
+    references' ATen-op bags (see the module doc). `problem_ops` ({problem id: {"ops": {name:
+    count}, "dtype": str}}) must hold every training and forecast problem."""
+
+    k = 5
+    shrink = 1.0
+
+    def __init__(self, problem_ops: dict, **kwargs):
+        super().__init__(**kwargs)
+        self.problem_ops = problem_ops
+
+    def _vectors(self, ids) -> np.ndarray:
+        vocab = self.vocab_
+        out = np.zeros((len(ids), len(vocab)))
+        for i, pid in enumerate(ids):
+            entry = self.problem_ops[pid]
+            for op, count in entry["ops"].items():
+                if op in vocab:
+                    out[i, vocab[op]] = 1.0 + np.log(count)
+            if "dtype:" + entry["dtype"] in vocab:
+                out[i, vocab["dtype:" + entry["dtype"]]] = 0.5
+        out *= self.idf_
+        return out / (np.linalg.norm(out, axis=1, keepdims=True) + 1e-12)
+
+    def _neighbour_offsets(self, sims: np.ndarray, errors: np.ndarray) -> np.ndarray:
+        """(q,) shrunk similarity-weighted mean error of each query's k most similar problems."""
+        top = np.argsort(-sims, axis=1)[:, : self.k]
+        w = np.clip(np.take_along_axis(sims, top, axis=1), 0.0, None)
+        return (w * errors[top]).sum(axis=1) / (w.sum(axis=1) + self.shrink)
+
+    def _fit_residuals(self, X, log2s, y, groups):
+        folds = min(self.calibration_folds, len(set(groups.tolist())))
+        splits, fold_of, oof = self._oof_medians(X, log2s, groups, folds)
+        ids = sorted(set(groups.tolist()))
+        tokens = sorted({op for pid in ids for op in self.problem_ops[pid]["ops"]}
+                        | {"dtype:" + self.problem_ops[pid]["dtype"] for pid in ids})
+        self.vocab_ = {t: i for i, t in enumerate(tokens)}
+        self.idf_ = np.ones(len(tokens))
+        present = (self._vectors(ids) > 0).sum(axis=0)
+        self.idf_ = np.log((1 + len(ids)) / (1 + present)) + 1.0
+        self.problems_ = ids
+        self.problem_errors_ = np.array([np.median((log2s - oof)[groups == pid]) for pid in ids])
+        self.problem_vectors_ = self._vectors(ids)
+        sims = self.problem_vectors_ @ self.problem_vectors_.T
+        np.fill_diagonal(sims, -np.inf)  # each training problem's offset from the others
+        own = dict(zip(ids, self._neighbour_offsets(sims, self.problem_errors_)))
+        oof = oof + np.array([own[g] for g in groups])
+        res = log2s - oof
+        p = self._oof_probabilities(X, oof, res, splits, fold_of)
+        t = L._temperature_for(p, y, self.calibration_objective)
+        self._keep_calibration(L._sharpen(p, t), y)
+        return res, t
+
+    def offsets(self, problem_ids) -> np.ndarray:
+        """(n,) the log2 offset added to the median of each row's problem."""
+        ids = sorted(set(problem_ids))
+        sims = self._vectors(ids) @ self.problem_vectors_.T
+        for i, pid in enumerate(ids):  # a training problem is never its own neighbour
+            if pid in self.problems_:
+                sims[i, self.problems_.index(pid)] = -np.inf
+        by = dict(zip(ids, self._neighbour_offsets(sims, self.problem_errors_)))
+        return np.array([by[pid] for pid in problem_ids])
+
+    def predict_proba_for(self, X, problem_ids) -> np.ndarray:
+        return self._proba_of_median(self.predict_median(X) + self.offsets(problem_ids))
+
+
+#: name -> (class, constructor keywords, how the measured reference time enters: None (not at
+#: all), "feature" (ref_log10_us), "everywhere" (ref_log10_us, log2_ideal_speedup,
+#: ref_launch_share) or "error_feature" (a column log2(measured / estimated) added))
 VARIANTS = {
-    "default": (L.LearnedForecaster, {}, False),
-    "leaf50": (L.LearnedForecaster, {"min_samples_leaf": 50}, False),
-    "leaf200": (L.LearnedForecaster, {"min_samples_leaf": 200}, False),
-    "iter50": (L.LearnedForecaster, {"max_iter": 50}, False),
-    "nodes7": (L.LearnedForecaster, {"max_leaf_nodes": 7}, False),
-    "classifier": (L.LearnedForecaster, {"kind": "classifier"}, False),
-    "ens5_features50": (Ensemble, {}, False),
-    "local_residuals": (LocalResiduals, {}, False),
-    "scaled_residuals": (ScaledResiduals, {}, False),
-    "measured_reference": (L.LearnedForecaster, {}, True),
+    "default": (L.LearnedForecaster, {}, None),
+    "leaf50": (L.LearnedForecaster, {"min_samples_leaf": 50}, None),
+    "leaf200": (L.LearnedForecaster, {"min_samples_leaf": 200}, None),
+    "iter50": (L.LearnedForecaster, {"max_iter": 50}, None),
+    "nodes7": (L.LearnedForecaster, {"max_leaf_nodes": 7}, None),
+    "classifier": (L.LearnedForecaster, {"kind": "classifier"}, None),
+    "ens5_features50": (Ensemble, {}, None),
+    "local_residuals": (LocalResiduals, {}, None),
+    "scaled_residuals": (ScaledResiduals, {}, None),
+    "measured_reference": (L.LearnedForecaster, {}, "feature"),
+    "measured_reference_everywhere": (L.LearnedForecaster, {}, "everywhere"),
+    "reference_error": (L.LearnedForecaster, {}, "error_feature"),
+    "ops_neighbour_offset": (OpsNeighbourOffset, {}, None),
 }
 _REF = FEATURE_NAMES.index("ref_log10_us")
+_IDEAL = FEATURE_NAMES.index("log2_ideal_speedup")
+_SHARE = FEATURE_NAMES.index("ref_launch_share")
+
+
+def with_measured_reference(X: np.ndarray, reference_ms: np.ndarray, mode: str | None) -> np.ndarray:
+    """X with the measured reference time (ms, NaN where unknown) entered as `mode` says."""
+    if mode is None:
+        return X
+    X = X.copy()
+    known = np.isfinite(reference_ms)
+    estimated_ms = (10.0 ** X[:, _REF] - 1.0) / 1e3
+    error = np.zeros(len(X))
+    both = known & (estimated_ms > 0)  # the estimate is positive wherever a reference was traced
+    error[both] = np.log2(reference_ms[both] / estimated_ms[both])
+    if mode == "error_feature":
+        return np.column_stack([X, error])
+    X[known, _REF] = np.log10(1 + 1e3 * reference_ms[known])
+    if mode == "everywhere":
+        X[:, _IDEAL] += error  # log2(reference ms / candidate ms): the numerator changes
+        X[:, _SHARE] *= 2.0 ** -error  # launches x launch time / reference ms
+    return X
 
 
 def parse_variants(text: str) -> list[str]:
@@ -193,6 +307,8 @@ def save_features(path: Path, gpu: str, data: Path | None) -> dict:
         raise SystemExit(f"no {gpu} measurements in the shipped data")
     if any(m.reason == "synthetic" for *_, m in rows):
         raise SystemExit("the data holds synthetic measurements; this benchmark runs on real ones only")
+    from workbench.forecast import reference_profile
+
     ref: dict[str, list[float]] = {}
     for p, _, _, m in rows:
         if m.reference_ms:
@@ -205,8 +321,14 @@ def save_features(path: Path, gpu: str, data: Path | None) -> dict:
     info = {"gpu": gpu, "torch": torch.__version__, "rows": len(rows),
             "ok_rows": int(np.isfinite(speedups).sum()), "problems": len(set(groups.tolist())),
             "feature_names": list(FEATURE_NAMES)}
+    problem_ops = {}
+    for p in {p.id: p for p, *_ in rows}.values():
+        ops: dict[str, int] = {}
+        for op in reference_profile.profile(p).ops:
+            ops[op.name] = ops.get(op.name, 0) + 1
+        problem_ops[p.id] = {"ops": ops, "dtype": p.dtype}
     np.savez_compressed(path, X=X, speedups=speedups, groups=groups, reference_ms=reference_ms,
-                        info=json.dumps(info))
+                        info=json.dumps(info), problem_ops=json.dumps(problem_ops))
     return info
 
 
@@ -215,30 +337,56 @@ def _load(path: Path):
     info = json.loads(str(d["info"]))
     if info["feature_names"] != list(FEATURE_NAMES):
         raise SystemExit(f"{path} was built with other features; rebuild it with --save-features")
+    info["problem_ops"] = json.loads(str(d["problem_ops"])) if "problem_ops" in d.files else None
     return d["X"], d["speedups"], d["groups"], d["reference_ms"], info
+
+
+def default_diagnostics(median: np.ndarray, log2s: np.ndarray, groups: np.ndarray,
+                        y: np.ndarray) -> dict:
+    """What bounds the default's off-by-one: see the module doc. `median`: out-of-fold log2
+    medians of the scored rows, `log2s` their measured log2-speedups, `groups` their problems."""
+    def off_by_one_of(m):
+        return float(np.mean(np.abs(np.searchsorted(L._LOG2_EDGES, m, side="left") - y) <= 1))
+
+    err = log2s - median
+    problem_error = {g: float(np.median(err[groups == g])) for g in np.unique(groups)}
+    own = np.array([problem_error[g] for g in groups])
+    return {"median_bin_off_by_one": off_by_one_of(median),
+            "oracle_offset_off_by_one": off_by_one_of(median + own),
+            "problem_offset_sd_log2": float(np.std(list(problem_error.values()))),
+            "within_problem_mad_log2": float(np.median(np.abs(err - own)))}
 
 
 def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
     """One variant's cross-validated metrics on one fold seed."""
-    X, speedups, groups, reference_ms, _ = _load(Path(path))
-    cls, kwargs, measured = VARIANTS[name]
-    if measured:
-        X = X.copy()
-        known = np.isfinite(reference_ms)
-        X[known, _REF] = np.log10(1 + 1e3 * reference_ms[known])
+    X, speedups, groups, reference_ms, info = _load(Path(path))
+    cls, kwargs, mode = VARIANTS[name]
+    X = with_measured_reference(X, reference_ms, mode)
+    if cls is OpsNeighbourOffset:
+        if not info["problem_ops"]:
+            raise SystemExit(f"{path} holds no reference ops; rebuild it with --save-features")
+        kwargs = {**kwargs, "problem_ops": info["problem_ops"]}
     ok = np.isfinite(speedups)
     Xo, so, go = X[ok], speedups[ok], groups[ok]
     y = np.asarray([bins.bin_of(s) for s in so], dtype=int)
     probs = np.zeros((len(y), bins.N_BINS))
+    median = np.zeros(len(y))
     t0 = time.time()
     for _, te in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(Xo, groups=go):
         train = ~np.isin(groups, np.unique(go[te]))
         fc = cls(n_threads=1, **kwargs).fit_matrix(X[train], speedups[train], groups[train])
-        probs[te] = fc.predict_proba(Xo[te])
+        if cls is OpsNeighbourOffset:
+            probs[te] = fc.predict_proba_for(Xo[te], go[te].tolist())
+        else:
+            probs[te] = fc.predict_proba(Xo[te])
+        if name == "default":
+            median[te] = fc.predict_median(Xo[te])
     out = {"off_by_one": metrics.off_by_one_accuracy(probs, y), "accuracy": metrics.accuracy(probs, y),
            "ece": metrics.ece(probs, y), "brier": metrics.brier(probs, y),
            "top10_recovery_median": metrics.top_k_recovery_median(
                metrics.expected_log2(probs), so, go.tolist(), 0.10)}
+    if name == "default":
+        out["diagnostics"] = default_diagnostics(median, np.log2(so), go, y)
     return {"variant": name, "seed": seed, "seconds": round(time.time() - t0, 1), **out}
 
 
@@ -260,6 +408,9 @@ def summarise(results: list[dict], seeds: list[int]) -> dict:
             row["delta_off_by_one"] = _stats([by[name, s]["off_by_one"] - by["default", s]["off_by_one"]
                                               for s in seeds])
         row["seconds_per_seed"] = statistics.fmean(by[name, s]["seconds"] for s in seeds)
+        if all("diagnostics" in by[name, s] for s in seeds):
+            row["diagnostics"] = {k: _stats([by[name, s]["diagnostics"][k] for s in seeds])
+                                  for k in by[name, seeds[0]]["diagnostics"]}
         out[name] = row
     return out
 
@@ -283,6 +434,9 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit("give --save-features NPZ (build) or --features NPZ (run)")
     names = parse_variants(args.variants)
     _, _, _, _, info = _load(Path(args.features))
+    if "ops_neighbour_offset" in names and not info["problem_ops"]:
+        raise SystemExit(f"{args.features} holds no reference ops (built before they were saved); "
+                         "rebuild it with --save-features")
     if info["gpu"] != args.gpu:
         raise SystemExit(f"{args.features} holds {info['gpu']} rows, not {args.gpu}")
     seeds = list(range(args.seeds))
@@ -298,9 +452,10 @@ def main(argv: list[str] | None = None) -> int:
                   f"ece {r['ece']:.3f} ({r['seconds']:.0f} s)", file=sys.stderr, flush=True)
     doc = {"benchmark": "forecast-variants", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"),
            "commit": commit(), "metrics": summarise(results, seeds),
-           "setup": {"seeds": seeds, "folds": 5, "features": {k: v for k, v in info.items() if k != "feature_names"},
+           "setup": {"seeds": seeds, "folds": 5,
+                     "features": {k: v for k, v in info.items() if k not in ("feature_names", "problem_ops")},
                      "variants": {n: {"class": VARIANTS[n][0].__name__, "kwargs": VARIANTS[n][1],
-                                      "measured_reference": VARIANTS[n][2]} for n in names},
+                                      "reference": VARIANTS[n][2]} for n in names},
                      "jobs": args.jobs, "seconds": round(time.time() - t0, 1)},
            "runs": sorted(results, key=lambda r: (r["variant"], r["seed"]))}
     full = names == list(VARIANTS) and args.seeds >= 5
