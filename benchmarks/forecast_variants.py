@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/forecast_variants.py --save-features FEATURES.npz [--gpu h100]
     PYTHONPATH=. python benchmarks/forecast_variants.py --features FEATURES.npz --jobs 16 \\
         [--variants 'default;leaf50'] [--seeds 5] [--out DIR]
+    python benchmarks/forecast_variants.py --merge PARTIAL.json [--commit SHA]
 
 The first form builds the feature matrix of the shipped --gpu data once (features need the
 reference traces, so they are built where the app's stack is installed) and saves it with the
@@ -51,6 +52,13 @@ the same medians would reach if each test problem's own median error were known 
 (`oracle_offset_off_by_one`: an upper bound for any problem-level correction), the spread (sd)
 of those per-problem median errors and the median absolute error left within a problem, in
 octaves (log2).
+
+`--merge` adds the variants of a partial run (written with --out) to the committed results
+file: every run present in both must agree on every metric they both hold (so the default, which
+a partial run includes, must reproduce the committed one exactly), the feature files must match,
+and the summaries are recomputed from the union of the runs; `setup.runs_from` lists each part's
+commit, variants and time. `--commit` names the code commit of the partial run when its own
+record is wrong (a device copy can carry stale git history); the file says so.
 
 Writes benchmarks/results/forecast-variants-<gpu>.json ({"benchmark": "forecast-variants",
 "gpu", "date", "commit", "metrics": {variant: {metric: {per_seed, mean, sd, min, max}}},
@@ -415,6 +423,54 @@ def summarise(results: list[dict], seeds: list[int]) -> dict:
     return out
 
 
+def _variant_setup(names: list[str]) -> dict:
+    return {n: {"class": VARIANTS[n][0].__name__, "kwargs": VARIANTS[n][1], "reference": VARIANTS[n][2]}
+            for n in names}
+
+
+def _part(doc: dict, commit: str | None = None) -> dict:
+    part = {"commit": commit or doc["commit"], "date": doc["date"],
+            "variants": list(doc["setup"]["variants"]), "jobs": doc["setup"].get("jobs"),
+            "seconds": doc["setup"].get("seconds")}
+    if commit and commit != doc["commit"]:
+        part["recorded_commit"] = doc["commit"]
+        part["commit_note"] = ("the run recorded recorded_commit (the device copy's stale git "
+                               "history); commit is the tree that ran")
+    return part
+
+
+def merge(committed: dict, partial: dict, commit: str | None = None) -> dict:
+    """The committed results with a partial run's variants added (see the module doc)."""
+    for key in ("benchmark", "gpu"):
+        if committed[key] != partial[key]:
+            raise SystemExit(f"cannot merge: {key} {partial[key]!r} differs from {committed[key]!r}")
+    if committed["setup"]["features"] != partial["setup"]["features"]:
+        raise SystemExit("cannot merge: the partial run used another feature file "
+                         f"({partial['setup']['features']} vs {committed['setup']['features']})")
+    seeds = committed["setup"]["seeds"]
+    if partial["setup"]["seeds"] != seeds:
+        raise SystemExit(f"cannot merge: seeds {partial['setup']['seeds']} differ from {seeds}")
+    runs = {(r["variant"], r["seed"]): r for r in committed["runs"]}
+    for r in partial["runs"]:
+        old = runs.get((r["variant"], r["seed"]))
+        if old is not None:
+            differ = [k for k in METRICS if k in old and k in r and old[k] != r[k]]
+            if differ:
+                raise SystemExit(f"cannot merge: {r['variant']} seed {r['seed']} does not reproduce "
+                                 f"the committed {', '.join(differ)}")
+        runs[r["variant"], r["seed"]] = r
+    parts = committed["setup"].get("runs_from") or [_part(committed)]
+    doc = dict(committed)
+    doc["date"], doc["commit"] = partial["date"], commit or partial["commit"]
+    doc["metrics"] = summarise(list(runs.values()), seeds)
+    names = list(dict.fromkeys([*committed["setup"]["variants"], *partial["setup"]["variants"]]))
+    doc["setup"] = {**committed["setup"], "variants": _variant_setup(names),
+                    "runs_from": parts + [_part(partial, commit)]}
+    doc["setup"].pop("jobs", None), doc["setup"].pop("seconds", None)
+    doc["runs"] = sorted(runs.values(), key=lambda r: (r["variant"], r["seed"]))
+    return doc
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--gpu", default="h100")
@@ -425,7 +481,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out", default=None, help="also write the results file into this directory")
+    ap.add_argument("--merge", default=None, metavar="PARTIAL_JSON",
+                    help="add a partial run's variants to the committed results file")
+    ap.add_argument("--commit", default=None, help="with --merge: the partial run's code commit")
     args = ap.parse_args(argv)
+    if args.merge:
+        path = RESULTS_DIR / f"forecast-variants-{args.gpu}.json"
+        doc = merge(json.loads(path.read_text()), json.loads(Path(args.merge).read_text()), args.commit)
+        path.write_text(json.dumps(doc, indent=1) + "\n")
+        print(f"wrote {path} ({len(doc['metrics'])} variants)")
+        return 0
     if args.save_features:
         info = save_features(Path(args.save_features), args.gpu, Path(args.data) if args.data else None)
         print(json.dumps({k: v for k, v in info.items() if k != "feature_names"}))
@@ -454,8 +519,7 @@ def main(argv: list[str] | None = None) -> int:
            "commit": commit(), "metrics": summarise(results, seeds),
            "setup": {"seeds": seeds, "folds": 5,
                      "features": {k: v for k, v in info.items() if k not in ("feature_names", "problem_ops")},
-                     "variants": {n: {"class": VARIANTS[n][0].__name__, "kwargs": VARIANTS[n][1],
-                                      "reference": VARIANTS[n][2]} for n in names},
+                     "variants": _variant_setup(names),
                      "jobs": args.jobs, "seconds": round(time.time() - t0, 1)},
            "runs": sorted(results, key=lambda r: (r["variant"], r["seed"]))}
     full = names == list(VARIANTS) and args.seeds >= 5

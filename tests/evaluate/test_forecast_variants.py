@@ -187,3 +187,45 @@ def test_default_diagnostics_on_a_hand_case():
     assert d["oracle_offset_off_by_one"] == 1.0  # removing each problem's own error fixes a
     assert d["problem_offset_sd_log2"] == pytest.approx(1.0)  # errors 2 and 0
     assert d["within_problem_mad_log2"] == 0.0
+
+
+def _doc(runs, variants, commit="c1", features=None):
+    return {"benchmark": "forecast-variants", "gpu": "h100", "date": "2026-11-25", "commit": commit,
+            "metrics": fv.summarise(runs, [0, 1]),
+            "setup": {"seeds": [0, 1], "folds": 5, "features": features or {"rows": 10},
+                      "variants": {v: {} for v in variants}, "jobs": 4, "seconds": 9.0},
+            "runs": runs}
+
+
+def _run(v, s, o, **extra):
+    return {"variant": v, "seed": s, "seconds": 1.0, "off_by_one": o, "accuracy": 0.4, "ece": 0.05,
+            "brier": 0.3, "top10_recovery_median": 0.9, **extra}
+
+
+def test_merge_adds_a_partial_runs_variants_when_the_default_reproduces():
+    committed = _doc([_run("default", 0, 0.8), _run("default", 1, 0.7), _run("leaf50", 0, 0.82),
+                      _run("leaf50", 1, 0.69)], ["default", "leaf50"])
+    partial = _doc([_run("default", 0, 0.8, diagnostics={"x": 1.0}),
+                    _run("default", 1, 0.7, diagnostics={"x": 3.0}),
+                    _run("iter50", 0, 0.9), _run("iter50", 1, 0.6)], ["default", "iter50"], commit="stale")
+    doc = fv.merge(committed, partial, commit="c2")
+    assert set(doc["metrics"]) == {"default", "leaf50", "iter50"}
+    assert doc["metrics"]["iter50"]["delta_off_by_one"]["per_seed"] == pytest.approx([0.1, -0.1])
+    assert doc["metrics"]["leaf50"] == committed["metrics"]["leaf50"]
+    assert doc["metrics"]["default"]["diagnostics"]["x"]["mean"] == 2.0
+    assert len(doc["runs"]) == 6 and doc["commit"] == "c2"
+    first, second = doc["setup"]["runs_from"]
+    assert first["commit"] == "c1" and first["variants"] == ["default", "leaf50"]
+    assert second["commit"] == "c2" and second["recorded_commit"] == "stale"
+    assert list(doc["setup"]["variants"]) == ["default", "leaf50", "iter50"]
+    assert doc["setup"]["variants"]["iter50"]["kwargs"] == {"max_iter": 50}
+
+
+def test_merge_refuses_a_default_that_does_not_reproduce_or_other_features():
+    committed = _doc([_run("default", 0, 0.8), _run("default", 1, 0.7)], ["default"])
+    moved = _doc([_run("default", 0, 0.8), _run("default", 1, 0.71)], ["default"])
+    with pytest.raises(SystemExit, match="does not reproduce the committed off_by_one"):
+        fv.merge(committed, moved)
+    other = _doc([_run("default", 0, 0.8), _run("default", 1, 0.7)], ["default"], features={"rows": 11})
+    with pytest.raises(SystemExit, match="another feature file"):
+        fv.merge(committed, other)
