@@ -195,6 +195,10 @@ class OpsNeighbourOffset(L.LearnedForecaster):
         super().__init__(**kwargs)
         self.problem_ops = problem_ops
 
+    def _tokens(self, pid: str) -> set[str]:
+        entry = self.problem_ops[pid]
+        return set(entry["ops"]) | {"dtype:" + entry["dtype"]}
+
     def _vectors(self, ids) -> np.ndarray:
         vocab = self.vocab_
         out = np.zeros((len(ids), len(vocab)))
@@ -216,13 +220,14 @@ class OpsNeighbourOffset(L.LearnedForecaster):
 
     def _fit_residuals(self, X, log2s, y, groups):
         folds = min(self.calibration_folds, len(set(groups.tolist())))
+        if folds < 2:
+            raise SystemExit("ops_neighbour_offset needs at least 2 training problems")
         splits, fold_of, oof = self._oof_medians(X, log2s, groups, folds)
         ids = sorted(set(groups.tolist()))
-        tokens = sorted({op for pid in ids for op in self.problem_ops[pid]["ops"]}
-                        | {"dtype:" + self.problem_ops[pid]["dtype"] for pid in ids})
+        bags = [self._tokens(pid) for pid in ids]
+        tokens = sorted(set().union(*bags))
         self.vocab_ = {t: i for i, t in enumerate(tokens)}
-        self.idf_ = np.ones(len(tokens))
-        present = (self._vectors(ids) > 0).sum(axis=0)
+        present = np.array([sum(t in bag for bag in bags) for t in tokens])
         self.idf_ = np.log((1 + len(ids)) / (1 + present)) + 1.0
         self.problems_ = ids
         self.problem_errors_ = np.array([np.median((log2s - oof)[groups == pid]) for pid in ids])
