@@ -47,6 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
+from workbench.calibration import metrics
 from workbench.evaluate import METRIC_KEYS, evaluate, table
 from workbench.evaluate.crossval import score
 from workbench.forecast import LearnedForecaster, RooflineForecaster
@@ -61,6 +62,8 @@ RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
 def _metrics(result) -> dict[str, float]:
     out = {k: result.metrics[k] for k in METRIC_KEYS}
+    # how much of the error is one offset per problem (metrics.problem_offsets)
+    out.update({k: result.metrics[k] for k in metrics.OFFSET_KEYS if k in result.metrics})
     out.update(n=int(result.metrics["n"]), n_problems=int(result.metrics["n_problems"]),
                folds=int(result.metrics["folds"]))
     # Mean max-probability: above the accuracy = over-confident, below = under-confident.

@@ -354,20 +354,14 @@ def _load(path: Path):
     return d["X"], d["speedups"], d["groups"], d["reference_ms"], info
 
 
-def default_diagnostics(median: np.ndarray, log2s: np.ndarray, groups: np.ndarray,
+def default_diagnostics(median: np.ndarray, speedups: np.ndarray, groups: np.ndarray,
                         y: np.ndarray) -> dict:
     """What bounds the default's off-by-one: see the module doc. `median`: out-of-fold log2
-    medians of the scored rows, `log2s` their measured log2-speedups, `groups` their problems."""
-    def off_by_one_of(m):
-        return float(np.mean(np.abs(np.searchsorted(L._LOG2_EDGES, m, side="left") - y) <= 1))
-
-    err = log2s - median
-    problem_error = {g: float(np.median(err[groups == g])) for g in np.unique(groups)}
-    own = np.array([problem_error[g] for g in groups])
-    return {"median_bin_off_by_one": off_by_one_of(median),
-            "oracle_offset_off_by_one": off_by_one_of(median + own),
-            "problem_offset_sd_log2": float(np.std(list(problem_error.values()))),
-            "within_problem_mad_log2": float(np.median(np.abs(err - own)))}
+    medians of the scored rows, `speedups` their measured speedups, `groups` their problems,
+    `y` their measured bins."""
+    near = np.abs(metrics.bins_of_log2(median) - y) <= 1
+    return {"median_bin_off_by_one": float(np.mean(near)),
+            **metrics.problem_offsets(median, speedups, groups.tolist())}
 
 
 def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
@@ -399,7 +393,7 @@ def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
            "top10_recovery_median": metrics.top_k_recovery_median(
                metrics.expected_log2(probs), so, go.tolist(), 0.10)}
     if name == "default":
-        out["diagnostics"] = default_diagnostics(median, np.log2(so), go, y)
+        out["diagnostics"] = default_diagnostics(median, so, go, y)
     return {"variant": name, "seed": seed, "seconds": round(time.time() - t0, 1), **out}
 
 

@@ -91,6 +91,29 @@ def test_summary_has_every_metric():
     assert out["brier"] == pytest.approx(metrics.brier(P, Y))
 
 
+def test_problem_offsets_on_a_hand_case():
+    # problem a: every forecast 2 octaves low (4 bins off); problem b: errors -0.1, 0, +0.3
+    point = np.array([-0.8, -0.8, -0.8, 0.0, 0.1, 0.2])
+    measured = 2.0 ** np.array([1.2, 1.2, 1.2, -0.1, 0.1, 0.5])
+    out = metrics.problem_offsets(point, measured, ["a", "a", "a", "b", "b", "b"])
+    assert out["problem_offset_sd_log2"] == pytest.approx(1.0)  # offsets 2 and 0
+    # left once removed: a 0, 0, 0; b -0.1, 0, +0.3 -> median |.| over six rows = 0.0
+    assert out["within_problem_mad_log2"] == pytest.approx(0.0)
+    assert out["oracle_offset_off_by_one"] == 1.0  # a lands in its own bin once moved by 2
+    far = metrics.problem_offsets(point, measured, ["a", "a", "b", "b", "c", "c"])
+    assert far["within_problem_mad_log2"] > 0.0 and far["problem_offset_sd_log2"] < 1.0
+    with pytest.raises(MetricInputError):
+        metrics.problem_offsets(point, measured[:3], ["a"] * 6)
+
+
+def test_summary_reports_problem_offsets_with_groups():
+    sp = [0.2, 0.9, 0.2]
+    out = metrics.summary(P, Y, measured_speedups=sp, groups=["x", "x", "y"])
+    assert out["oracle_offset_off_by_one"] == pytest.approx(metrics.problem_offsets(
+        metrics.expected_log2(P), sp, ["x", "x", "y"])["oracle_offset_off_by_one"])
+    assert "problem_offset_sd_log2" not in metrics.summary(P, Y, measured_speedups=sp)
+
+
 def test_rows_are_renormalised():
     assert metrics.brier(P * 3, Y) == pytest.approx(metrics.brier(P, Y))
 

@@ -29,6 +29,11 @@ def test_cli_roofline_prints_table(shipped, tmp_path, capsys):
     assert rc == 0
     assert "roofline" in out and "ECE" in out and "AURC" in out
     assert (tmp_path / "roofline-h100" / "reliability.png").exists()
+    saved = json.loads((tmp_path / "roofline-h100" / "metrics.json").read_text())["metrics"]
+    line = next(ln for ln in out.splitlines() if "problem offsets" in ln)
+    assert f"spread {saved['problem_offset_sd_log2']:.2f} octaves" in line
+    assert f"would be {saved['oracle_offset_off_by_one']:.3f}" in line
+    assert saved["oracle_offset_off_by_one"] >= 0.0 and saved["within_problem_mad_log2"] >= 0.0
 
 
 def test_cli_needs_a_gpu(shipped, capsys):
@@ -58,7 +63,8 @@ def test_benchmark_writes_json(shipped, tmp_path):
     assert set(doc["metrics"]) == {"learned", "roofline", "cross_gpu"}
     for m in doc["metrics"].values():
         for k in ("top10_recovery_median", "ece", "brier", "crps", "accuracy", "off_by_one",
-                  "aurc", "spearman"):
+                  "aurc", "spearman", "problem_offset_sd_log2", "within_problem_mad_log2",
+                  "oracle_offset_off_by_one"):
             assert k in m
     assert doc["metrics"]["cross_gpu"]["test_gpu"] == "h200"
 

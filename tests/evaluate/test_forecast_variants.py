@@ -182,7 +182,7 @@ def test_default_diagnostics_on_a_hand_case():
     median = np.array([-0.8, -0.8, 0.1, 0.1])
     groups = np.array(["a", "a", "b", "b"])
     y = np.searchsorted(edges, log2s, side="left")
-    d = fv.default_diagnostics(median, log2s, groups, y)
+    d = fv.default_diagnostics(median, 2.0 ** log2s, groups, y)
     assert d["median_bin_off_by_one"] == 0.5  # a's medians sit 3 bins below (0.5-0.71 vs 2-4)
     assert d["oracle_offset_off_by_one"] == 1.0  # removing each problem's own error fixes a
     assert d["problem_offset_sd_log2"] == pytest.approx(1.0)  # errors 2 and 0

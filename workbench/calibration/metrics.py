@@ -204,10 +204,46 @@ def top_k_recovery_median(scores, speedups, groups, k: float = 0.10) -> float:
     return float(np.median(list(rec.values())))
 
 
+_LOG2_EDGES = np.log2(np.asarray(bins.EDGES))
+#: The keys `problem_offsets` returns (and `summary` adds when it has groups).
+OFFSET_KEYS = ("problem_offset_sd_log2", "within_problem_mad_log2", "oracle_offset_off_by_one")
+
+
+def bins_of_log2(log2_speedups) -> np.ndarray:
+    """Bin indices (0..7) of log2-speedups, vectorised `bins.bin_of` (closed on the right)."""
+    return np.searchsorted(_LOG2_EDGES, np.asarray(log2_speedups, dtype=float), side="left")
+
+
+def problem_offsets(point_log2, measured_speedups, groups: Sequence[Hashable]) -> dict[str, float]:
+    """How much of a point forecast's error is one offset per problem (a pool of candidates).
+
+    `point_log2` (n,): forecast log2-speedups (a median, or `expected_log2` of distributions);
+    `measured_speedups` (n,); `groups` (n,): each row's problem. A problem's offset is the median
+    of its errors log2(measured) - forecast. Returns, in octaves (log2):
+    `problem_offset_sd_log2` (sd of the offsets over problems), `within_problem_mad_log2` (median
+    |error - own problem's offset|: what is left once the offset is removed), and
+    `oracle_offset_off_by_one`: the off-by-one accuracy of the bins of forecast + own offset, an
+    upper bound for any correction by one number per problem (from its measurements)."""
+    point = np.asarray(point_log2, dtype=float)
+    measured = np.log2(np.asarray(measured_speedups, dtype=float))
+    g = np.asarray(list(groups), dtype=object)
+    if not (len(point) == len(measured) == len(g)) or len(g) == 0:
+        raise MetricInputError(f"point_log2, measured_speedups and groups must have one equal, "
+                               f"non-zero length, got {len(point)}, {len(measured)}, {len(g)}")
+    err = measured - point
+    offset = {key: float(np.median(err[g == key])) for key in dict.fromkeys(g.tolist())}
+    own = np.array([offset[key] for key in g.tolist()])
+    truth = bins_of_log2(measured)
+    return {"problem_offset_sd_log2": float(np.std(list(offset.values()))),
+            "within_problem_mad_log2": float(np.median(np.abs(err - own))),
+            "oracle_offset_off_by_one": float(np.mean(np.abs(bins_of_log2(point + own) - truth) <= 1))}
+
+
 def summary(probs, y, measured_speedups=None, groups=None, k: float = 0.10) -> dict[str, float]:
     """Every metric at once: accuracy, off_by_one, ece, brier, crps, nll, and with measured
     speedups also spearman (expected vs measured log2) and, with groups, top10_recovery_median
-    (named for k=0.10; `k` changes the fraction)."""
+    (named for k=0.10; `k` changes the fraction) and `problem_offsets` of the expected
+    log2-speedups."""
     p, t = as_arrays(probs, y)
     out = {"n": float(len(t)), "accuracy": accuracy(p, t), "off_by_one": off_by_one_accuracy(p, t),
            "ece": ece(p, t), "brier": brier(p, t), "crps": crps(p, t), "nll": nll(p, t)}
@@ -217,4 +253,5 @@ def summary(probs, y, measured_speedups=None, groups=None, k: float = 0.10) -> d
         out["spearman"] = spearman(score, np.log2(sp))
         if groups is not None:
             out["top10_recovery_median"] = top_k_recovery_median(score, sp, groups, k)
+            out.update(problem_offsets(score, sp, groups))
     return out

@@ -57,6 +57,7 @@ def _records(args):
 
 def _evaluate(args) -> int:
     from workbench.evaluate import evaluate, table
+    from workbench.evaluate.report import offset_line
 
     if not (args.gpu or (args.train_gpu and args.test_gpu) or args.test_gpu):
         raise ConfigError("name the GPU: --gpu h100, or --train-gpu h100 --test-gpu h200")
@@ -66,6 +67,9 @@ def _evaluate(args) -> int:
                       gpu=args.gpu, train_gpu=args.train_gpu, test_gpu=args.test_gpu,
                       out=args.out)
     print(table([result]))
+    line = offset_line(result)
+    if line:
+        print(line)
     for kind, path in result.plots.items():
         print(f"{kind}: {path}")
     return 0

@@ -25,6 +25,19 @@ def table(results: Sequence[EvaluationResult]) -> str:
     return "\n".join(lines)
 
 
+def offset_line(result: EvaluationResult) -> str | None:
+    """One sentence on how much of the error is one offset per problem, or None without the
+    keys (`metrics.problem_offsets` of the expected log2-speedups)."""
+    m = result.metrics
+    if not all(k in m for k in ("problem_offset_sd_log2", "within_problem_mad_log2",
+                                "oracle_offset_off_by_one")):
+        return None
+    return (f"{result.forecaster} {result.train_gpu}->{result.test_gpu}: problem offsets (median "
+            f"error of a problem's candidates) spread {m['problem_offset_sd_log2']:.2f} octaves (sd); "
+            f"{m['within_problem_mad_log2']:.2f} left within a problem (median |error|); off-by-one "
+            f"would be {m['oracle_offset_off_by_one']:.3f} with each problem's offset known")
+
+
 def write_outputs(result: EvaluationResult, out: Path) -> dict[str, Path]:
     """reliability.png, risk_coverage.png and metrics.json under `out/<forecaster>-<gpus>/`."""
     name = result.forecaster.replace(":", "_").replace("/", "_")
