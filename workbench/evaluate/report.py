@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 from typing import Sequence
 
-from workbench.calibration import plots
+from workbench.calibration import metrics, plots
 from workbench.evaluate.crossval import METRIC_KEYS, EvaluationResult
 
 _HEADERS = {"top10_recovery_median": "top10", "accuracy": "acc", "off_by_one": "±1",
@@ -29,8 +29,7 @@ def offset_line(result: EvaluationResult) -> str | None:
     """One sentence on how much of the error is one offset per problem, or None without the
     keys (`metrics.problem_offsets` of the expected log2-speedups)."""
     m = result.metrics
-    if not all(k in m for k in ("problem_offset_sd_log2", "within_problem_mad_log2",
-                                "oracle_offset_off_by_one")):
+    if not all(k in m for k in metrics.OFFSET_KEYS):
         return None
     return (f"{result.forecaster} {result.train_gpu}->{result.test_gpu}: problem offsets (median "
             f"error of a problem's candidates) spread {m['problem_offset_sd_log2']:.2f} octaves (sd); "
