@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,3 +39,17 @@ def commit(root: Path = ROOT) -> str:
         return "unknown (no git history here; set WORKBENCH_COMMIT)"
     changed = _git(root, "status", "--porcelain", "--untracked-files=no", "--", *CODE)
     return out + DIRTY if changed else out
+
+
+def write_results(results_dir: Path, name: str, text: str, full: bool, out: str | None,
+                  partial: str) -> list[Path]:
+    """Write a results file `name`: into `results_dir` only for a `full` run (a partial run never
+    replaces a committed result), and into `out` when given. With neither, say `partial` on
+    stderr. Returns the paths written."""
+    paths = ([results_dir / name] if full else []) + ([Path(out) / name] if out else [])
+    if not paths:
+        print(partial, file=sys.stderr)
+    for p in paths:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(text)
+    return paths

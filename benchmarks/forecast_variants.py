@@ -84,7 +84,7 @@ from workbench.forecast import learned as L
 from workbench.forecast.features import FEATURE_NAMES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import commit  # noqa: E402
+from _common import commit, write_results  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 METRICS = ("off_by_one", "accuracy", "ece", "brier", "top10_recovery_median")
@@ -522,14 +522,9 @@ def main(argv: list[str] | None = None) -> int:
                      "jobs": args.jobs, "seconds": round(time.time() - t0, 1)},
            "runs": sorted(results, key=lambda r: (r["variant"], r["seed"]))}
     full = names == list(VARIANTS) and args.seeds >= 5
-    name = f"forecast-variants-{args.gpu}.json"
-    paths = ([RESULTS_DIR / name] if full else []) + ([Path(args.out) / name] if args.out else [])
-    if not paths:
-        print("a partial run (a subset of variants, or fewer than 5 seeds) is written only to --out DIR",
-              file=sys.stderr)
-    for p in paths:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(doc, indent=1) + "\n")
+    for p in write_results(RESULTS_DIR, f"forecast-variants-{args.gpu}.json", json.dumps(doc, indent=1) + "\n",
+                           full, args.out, "a partial run (a subset of variants, or fewer than 5 seeds) "
+                           "is written only to --out DIR"):
         print(f"wrote {p}")
     return 0
 

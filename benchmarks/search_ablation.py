@@ -42,7 +42,7 @@ from typing import Any
 from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import commit  # noqa: E402
+from _common import commit, write_results  # noqa: E402
 from search_bench import RESULTS_DIR, eligible_problems, learned_factory, metrics, run_one  # noqa: E402
 
 from workbench.store import Store  # noqa: E402
@@ -150,16 +150,10 @@ def main(argv: list[str] | None = None) -> int:
                      "problems": [p.id for p in problems], "variants": {n: VARIANTS[n] for n in variants},
                      "seconds": round(time.time() - t0, 1)},
            "runs": runs}
-    text = json.dumps(doc, indent=1)
-    name = f"search-ablation-{args.gpu}.json"
     full = args.max_problems is None and args.seeds >= 5  # a partial run never goes to results/
-    paths = ([RESULTS_DIR / name] if full else []) + ([Path(args.out) / name] if args.out else [])
-    if not paths:
-        print("a partial run (--max-problems, or fewer than 5 seeds) is written only to --out DIR; nothing written",
-              file=sys.stderr)
-    for p in paths:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(text)
+    write_results(RESULTS_DIR, f"search-ablation-{args.gpu}.json", json.dumps(doc, indent=1), full, args.out,
+                  "a partial run (--max-problems, or fewer than 5 seeds) is written only to --out DIR; "
+                  "nothing written")
     for name, row in doc["metrics"].items():
         print(f"{name:40s} win {row['win_or_tie_rate_equal_budget']} budget {row['budget_fraction_to_match_median']} "
               f"best {row['final_best_speedup_median']:.3f} considered {row['candidates_considered_mean']:.1f} "

@@ -1,4 +1,5 @@
-"""benchmarks/_common.commit(): the commit a result names, and when it does not match the tree."""
+"""benchmarks/_common: the commit a result names (and when it does not match the tree), and where a
+results file is written."""
 from __future__ import annotations
 
 import importlib.util
@@ -59,3 +60,15 @@ def test_environment_wins(repo, monkeypatch):
 def test_no_history(tmp_path, monkeypatch):
     monkeypatch.delenv("WORKBENCH_COMMIT", raising=False)
     assert common.commit(tmp_path).startswith("unknown")
+
+
+def test_write_results_keeps_partial_runs_out_of_results(tmp_path, capsys):
+    results, out = tmp_path / "results", tmp_path / "out"
+    assert common.write_results(results, "r.json", "{}", False, None, "partial: nowhere") == []
+    assert "partial: nowhere" in capsys.readouterr().err and not results.exists()
+    assert common.write_results(results, "r.json", "{1}", False, str(out), "p") == [out / "r.json"]
+    assert not results.exists() and (out / "r.json").read_text() == "{1}"
+    written = common.write_results(results, "r.json", "{2}", True, str(out), "p")
+    assert written == [results / "r.json", out / "r.json"]
+    assert all(p.read_text() == "{2}" for p in written)
+    assert capsys.readouterr().err == ""
