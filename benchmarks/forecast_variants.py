@@ -58,7 +58,8 @@ file: every run present in both must agree on every metric they both hold (so th
 a partial run includes, must reproduce the committed one exactly), the feature files must match,
 and the summaries are recomputed from the union of the runs; `setup.runs_from` lists each part's
 commit, variants and time. `--commit` names the code commit of the partial run when its own
-record is wrong (a device copy can carry stale git history); the file says so.
+record is wrong (a device copy can carry stale git history); the file says so. Setting
+WORKBENCH_COMMIT for the run itself (benchmarks/_common.commit) records the right one at once.
 
 Writes benchmarks/results/forecast-variants-<gpu>.json ({"benchmark": "forecast-variants",
 "gpu", "date", "commit", "metrics": {variant: {metric: {per_seed, mean, sd, min, max}}},
