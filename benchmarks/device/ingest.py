@@ -3,7 +3,8 @@
     python benchmarks/device/ingest.py [--pool .device_carry/pool.jsonl]
 
 Reads measurements-<gpu>.jsonl[.gz] written by measure_dataset.py on a real GPU, the candidate
-records (from the pool file, or the zoo plus its recorded mutations), and the torch.compile
+records (those already shipped in kernels_cache/shipped/, plus the pool file of candidates built
+for a newer device run, when it exists), and the torch.compile
 baselines; writes kernels_cache/shipped/ (Parquet, see workbench/dataset/SCHEMA.md) and
 benchmarks/results/dataset-<gpu>.json. Only rows that came from the executor are used. Several raw
 files of one GPU type are pooled; a candidate measured twice there keeps its newest row (a
@@ -26,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from workbench import bins  # noqa: E402
-from workbench.dataset import (CompileBaseline, load_compile_baselines, speedup_over_compile,  # noqa: E402
-                               write_shipped)
+from workbench.dataset import (CompileBaseline, load_compile_baselines, load_shipped,  # noqa: E402
+                               speedup_over_compile, write_shipped)
 from workbench.problems import list_problems  # noqa: E402
 from workbench.records import Candidate, Measurement  # noqa: E402
 from workbench.store import Store  # noqa: E402
@@ -44,10 +45,19 @@ def _lines(path: Path) -> list[dict]:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--pool", type=Path, default=ROOT / ".device_carry" / "pool.jsonl")
+    ap.add_argument("--pool", type=Path, default=ROOT / ".device_carry" / "pool.jsonl",
+                    help="candidates JSONL of a run not yet shipped (optional)")
     ap.add_argument("--out", type=Path, default=ROOT / "kernels_cache" / "shipped")
     args = ap.parse_args()
-    pool = {c["id"]: Candidate.from_dict(c) for c in _lines(args.pool)}
+    # The shipped candidates are the record of every earlier run's pool; the pool file adds the
+    # candidates of a newer run (a clean checkout has none and re-ingests from the shipped ones).
+    pool = {c.id: c for c in load_shipped(args.out).candidates} if (args.out / "kernels.parquet").exists() else {}
+    if args.pool.exists():
+        pool.update((c["id"], Candidate.from_dict(c)) for c in _lines(args.pool))
+    missing = {m["candidate_id"] for p in RAW.glob("measurements-*.jsonl*") for m in _lines(p)} - set(pool)
+    if missing:
+        raise SystemExit(f"{len(missing)} measured candidates have no record in {args.out} or {args.pool} "
+                         f"(e.g. {sorted(missing)[0]}); pass the pool file of the run that measured them")
     store_path = ROOT / "kernels_cache" / "ingest.sqlite"
     store_path.unlink(missing_ok=True)
     store = Store(store_path)
