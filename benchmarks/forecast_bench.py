@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -188,13 +189,17 @@ def _spread(per_seed: list[dict]) -> dict:
 
 
 def added_after(measurements, gpu: str, after: str) -> list[str]:
-    """Problems whose earliest `gpu` measurement is dated after `after` (YYYY-MM-DD), sorted."""
+    """Problems whose earliest `gpu` measurement is later than `after`, sorted. `after` is a UTC
+    date (YYYY-MM-DD) or a time of day on one (YYYY-MM-DDTHH, ...THH:MM or ...THH:MM:SS): the
+    measurement times are compared at that precision."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}(T\d{2}(:\d{2}(:\d{2})?)?)?", after):
+        raise SystemExit(f"--prospective-after {after!r}: expected YYYY-MM-DD or YYYY-MM-DDTHH[:MM[:SS]] (UTC)")
     first: dict[str, str] = {}
     for m in measurements:
         if m.hardware_key == gpu:
-            day = m.measured_at[:10]
-            first[m.problem_id] = min(first.get(m.problem_id, day), day)
-    return sorted(pid for pid, day in first.items() if day > after)
+            at = m.measured_at[:len(after)]
+            first[m.problem_id] = min(first.get(m.problem_id, at), at)
+    return sorted(pid for pid, at in first.items() if at > after)
 
 
 def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int = 100,
@@ -270,7 +275,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="instead: repeat the learned forecaster's cross-validation with fold seeds "
                     "0..N-1 and write forecast-splits-<gpu>.json (how much the estimate depends on the split)")
     ap.add_argument("--prospective-after", metavar="DATE",
-                    help="instead: hold out the problems first measured after DATE (YYYY-MM-DD), "
+                    help="instead: hold out the problems first measured after DATE (YYYY-MM-DD, or "
+                    "YYYY-MM-DDTHH[:MM[:SS]] UTC for a later part of a day), "
                     "train on the others, write forecast-prospective-<gpu>.json")
     args = ap.parse_args(argv)
     if not args.data.is_dir():

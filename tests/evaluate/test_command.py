@@ -140,6 +140,26 @@ def test_benchmark_prospective_holds_out_the_later_problems(dated, tmp_path):
         bench.main(["--data", str(d), "--prospective-after", "2026-11-26", "--out", str(out)])
 
 
+def test_added_after_compares_at_the_precision_given(dated):
+    """A time of day splits problems first measured on the same date; a problem counts from its
+    earliest row; a malformed time is refused."""
+    _, ms, late = dated
+    bench = _bench()
+    first, second = late
+    ms = [m.replace(measured_at="2026-11-25T14:30:00Z") if m.problem_id == second else m for m in ms]
+    # one early row of `second`'s on the morning: its earliest row decides
+    i = next(i for i, m in enumerate(ms) if m.problem_id == second)
+    assert bench.added_after(ms, "h100", "2026-11-24") == late
+    assert bench.added_after(ms, "h100", "2026-11-25T12") == [second]
+    assert bench.added_after(ms, "h100", "2026-11-25T14:30") == []
+    assert bench.added_after(ms, "h100", "2026-11-25T14:29:59") == [second]
+    ms[i] = ms[i].replace(measured_at="2026-11-25T09:00:00Z")
+    assert bench.added_after(ms, "h100", "2026-11-25T12") == []
+    assert bench.added_after(ms, "h200", "2026-11-24") == []
+    with pytest.raises(SystemExit, match="YYYY-MM-DD"):
+        bench.added_after(ms, "h100", "25 Nov")
+
+
 def test_benchmark_splits_scored_by_when_problems_were_added(dated, tmp_path):
     """--split-seeds with --prospective-after: the same forecasts scored on the early and the
     late problems' rows, which together make up all rows."""
