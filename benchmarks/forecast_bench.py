@@ -23,8 +23,8 @@ metric per seed with its mean, sample standard deviation, min and max
 on the rows of the problems first measured by DATE and of those added later.
 
 `--prospective-after DATE` alone is a prospective test: the problems whose first --gpu measurement is
-dated after DATE (YYYY-MM-DD; problems added to the library after the forecaster's design was
-fixed) are held out together, the learned forecaster is trained once on every other problem, and
+later than DATE (YYYY-MM-DD, or YYYY-MM-DDTHH[:MM[:SS]] UTC; problems added to the library
+after the forecaster's design was fixed) are held out together, the learned forecaster is trained once on every other problem, and
 both forecasters are scored on the held-out ones; benchmarks/results/forecast-prospective-<gpu>.json
 ("benchmark": "forecast-prospective") lists them.
 
