@@ -227,8 +227,18 @@ def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int =
            "learned": {"kind": kind, "max_iter": max_iter, "ideal_offset": ideal_offset},
            "seconds": round(time.time() - t0, 1),
            "metrics": {k: _metrics(r) for k, r in results.items()},
-           "per_problem_recovery": {k: r.per_problem_recovery for k, r in results.items()}}
+           "per_problem_recovery": {k: r.per_problem_recovery for k, r in results.items()},
+           "per_problem_offset_log2": {k: per_problem_offsets(r) for k, r in results.items()}}
     return _write(out, doc)
+
+
+def per_problem_offsets(result) -> dict[str, float]:
+    """Each scored problem's offset: the median over its rows of log2(measured speedup) minus the
+    expected log2-speedup forecast (octaves; > 0: the problem's candidates are faster than
+    forecast). The per-problem terms of `metrics.problem_offsets`."""
+    err = np.log2(result.speedups) - np.asarray([f.expected_log2_speedup for f in result.forecasts])
+    groups = np.asarray([f.problem_id for f in result.forecasts])
+    return {str(g): float(np.median(err[groups == g])) for g in sorted(set(groups.tolist()))}
 
 
 def benchmark_name(ideal_offset: float | str) -> str:

@@ -5,6 +5,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from workbench.cli import main
@@ -136,6 +137,11 @@ def test_benchmark_prospective_holds_out_the_later_problems(dated, tmp_path):
     n_late = sum(m.ok and m.problem_id in late for m in ms)
     assert doc["metrics"]["learned"]["n"] == doc["metrics"]["roofline"]["n"] == n_late
     assert set(doc["per_problem_recovery"]["learned"]) == set(late)
+    # the offsets are the per-problem terms of metrics.problem_offsets: their sd is its sd
+    offsets = doc["per_problem_offset_log2"]["learned"]
+    assert set(offsets) == set(late)
+    assert np.std(list(offsets.values())) == pytest.approx(
+        doc["metrics"]["learned"]["problem_offset_sd_log2"])
     with pytest.raises(SystemExit, match="split"):
         bench.main(["--data", str(d), "--prospective-after", "2026-11-26", "--out", str(out)])
 
