@@ -2,13 +2,16 @@
 
     .venv/bin/python benchmarks/forecast_bench.py [--data DIR] [--gpu h100] [--cross-gpu h200]
         [--kind regression|classifier] [--ideal-offset auto|SHARE] [--split-seeds N]
-        [--prospective-after DATE]
+        [--prospective-after DATE] [--reference-time estimate|measured]
 
 Reads the shipped data (kernels_cache/shipped/, `workbench.dataset.load_shipped`), runs
 problem-level cross-validation for the learned and roofline forecasters on --gpu, and for the
 learned forecaster trains on --gpu and scores on --cross-gpu (held-out problems too), then writes
 benchmarks/results/forecast-<gpu>.json (with a fixed --ideal-offset SHARE, an ablation:
-forecast-offset-<SHARE>-<gpu>.json, "benchmark": "forecast-offset-<SHARE>"):
+forecast-offset-<SHARE>-<gpu>.json, "benchmark": "forecast-offset-<SHARE>"; with
+--reference-time measured, the learned forecaster's reference-time feature holds the reference's
+measured time on the GPU, each held-out problem's reference timed once, and every results name
+gets "-measured-reference", e.g. forecast-measured-reference-<gpu>.json):
 
     {"benchmark": "forecast", "gpu", "date", "commit", "data", "learned": {settings},
      "metrics": {"learned": {...}, "roofline": {...}, "cross_gpu": {...}}}
@@ -86,10 +89,11 @@ def _load(data: Path, gpu: str, out: Path):
 
 
 def _factory(max_iter: int, kind: str, calibration_folds: int, ideal_offset: float | str,
-             seed: int = 0):
+             seed: int = 0, reference_time: str = "estimate"):
     """A maker of fresh learned forecasters with these settings (one per training fold)."""
     return lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind,
-                                     calibration_folds=calibration_folds, ideal_offset=ideal_offset)
+                                     calibration_folds=calibration_folds, ideal_offset=ideal_offset,
+                                     reference_time=reference_time)
 
 
 def _write(out: Path, doc: dict) -> dict:
@@ -102,12 +106,13 @@ def _write(out: Path, doc: dict) -> dict:
 
 def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
         plots: Path | None = None, max_iter: int = 100, kind: str = "regression",
-        calibration_folds: int = 10, ideal_offset: float | str = "auto") -> dict:
+        calibration_folds: int = 10, ideal_offset: float | str = "auto",
+        reference_time: str = "estimate") -> dict:
     """Run the benchmark and write `out`; returns the JSON written."""
     problems, candidates, measurements, synthetic = _load(data, gpu, out)
     keys = {m.hardware_key for m in measurements}
     t0 = time.time()
-    factory = _factory(max_iter, kind, calibration_folds, ideal_offset, seed)
+    factory = _factory(max_iter, kind, calibration_folds, ideal_offset, seed, reference_time)
     probe = factory()
     results = {
         "learned": evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds,
@@ -120,13 +125,15 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
                                         train_gpu=gpu, test_gpu=cross_gpu, folds=folds,
                                         seed=seed, out=plots)
     print(table(list(results.values())))
-    doc = {"benchmark": benchmark_name(ideal_offset), "gpu": gpu, "learned_max_iter": max_iter,
+    doc = {"benchmark": benchmark_name(ideal_offset, reference_time), "gpu": gpu,
+           "learned_max_iter": max_iter,
            "learned": {"kind": probe.kind, "max_iter": max_iter,
                        "learning_rate": probe.learning_rate,
                        "calibration_folds": probe.calibration_folds,
                        "calibration_objective": probe.calibration_objective,
                        "ideal_offset": probe.ideal_offset, "offset_grid": list(OFFSET_GRID),
                        "min_samples_leaf": probe.min_samples_leaf,
+                       "reference_time": probe.reference_time,
                        "n_features": len(FEATURE_NAMES)},
            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(),
            "data": str(data), "synthetic": synthetic, "seconds": round(time.time() - t0, 1),
@@ -139,7 +146,8 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
 
 def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, max_iter: int = 100,
                kind: str = "regression", calibration_folds: int = 10,
-               ideal_offset: float | str = "auto", after: str | None = None) -> dict:
+               ideal_offset: float | str = "auto", after: str | None = None,
+               reference_time: str = "estimate") -> dict:
     """The learned forecaster's problem-level cross-validation with fold seeds 0..n_seeds-1;
     writes `out` ("benchmark": "forecast-splits") and returns it. With `after` (YYYY-MM-DD) the
     same cross-validated forecasts are also scored on the rows of the problems first measured
@@ -148,7 +156,7 @@ def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, ma
         raise SystemExit(f"--split-seeds needs at least 2 seeds to show a spread, got {n_seeds}")
     problems, candidates, measurements, synthetic = _load(data, gpu, out)
     t0 = time.time()
-    factory = _factory(max_iter, kind, calibration_folds, ideal_offset)
+    factory = _factory(max_iter, kind, calibration_folds, ideal_offset, 0, reference_time)
     late = set(added_after(measurements, gpu, after)) if after else set()
     per_seed: dict[str, list[dict]] = {"learned": []}
     if after:
@@ -166,10 +174,11 @@ def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, ma
                                             result.speedups[idx],
                                             np.asarray([result.forecasts[i].problem_id for i in idx])))
     summary = {name: _spread(rows) for name, rows in per_seed.items()}
-    doc = {"benchmark": "forecast-splits", "gpu": gpu, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+    doc = {"benchmark": "forecast-splits" + _reference_suffix(reference_time), "gpu": gpu, "date": time.strftime("%Y-%m-%d", time.gmtime()),
            "commit": commit(), "data": str(data), "synthetic": synthetic, "folds": folds,
            "split_seeds": list(range(n_seeds)), "learned": {"kind": kind, "max_iter": max_iter,
-                                                            "ideal_offset": ideal_offset},
+                                                            "ideal_offset": ideal_offset,
+                                                            "reference_time": reference_time},
            "n": per_seed["learned"][0]["n"], "seconds": round(time.time() - t0, 1), "metrics": summary}
     if after:
         doc["after"], doc["problems_added_after"] = after, sorted(late)
@@ -204,7 +213,7 @@ def added_after(measurements, gpu: str, after: str) -> list[str]:
 
 def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int = 100,
                     kind: str = "regression", calibration_folds: int = 10,
-                    ideal_offset: float | str = "auto") -> dict:
+                    ideal_offset: float | str = "auto", reference_time: str = "estimate") -> dict:
     """Train on the problems measured by `after`, score on those added later; writes `out`
     ("benchmark": "forecast-prospective") and returns it."""
     problems, candidates, measurements, synthetic = _load(data, gpu, out)
@@ -214,17 +223,18 @@ def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int =
         raise SystemExit(f"--prospective-after {after}: {len(held)} of {n_all} {gpu} problems were "
                          "first measured after that date; pick a date that splits them")
     t0 = time.time()
-    factory = _factory(max_iter, kind, calibration_folds, ideal_offset)
+    factory = _factory(max_iter, kind, calibration_folds, ideal_offset, 0, reference_time)
     results = {"learned": evaluate(factory, problems, candidates, measurements, gpu=gpu,
                                    test_problems=held),
                "roofline": evaluate(RooflineForecaster(), problems, candidates, measurements,
                                     gpu=gpu, test_problems=held)}
     print(table(list(results.values())))
-    doc = {"benchmark": "forecast-prospective", "gpu": gpu,
+    doc = {"benchmark": "forecast-prospective" + _reference_suffix(reference_time), "gpu": gpu,
            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(), "data": str(data),
            "synthetic": synthetic, "after": after, "test_problems": held,
            "n_train_problems": n_all - len(held),
-           "learned": {"kind": kind, "max_iter": max_iter, "ideal_offset": ideal_offset},
+           "learned": {"kind": kind, "max_iter": max_iter, "ideal_offset": ideal_offset,
+                       "reference_time": reference_time},
            "seconds": round(time.time() - t0, 1),
            "metrics": {k: _metrics(r) for k, r in results.items()},
            "per_problem_recovery": {k: r.per_problem_recovery for k, r in results.items()},
@@ -241,10 +251,16 @@ def per_problem_offsets(result) -> dict[str, float]:
     return {str(g): float(np.median(err[groups == g])) for g in sorted(set(groups.tolist()))}
 
 
-def benchmark_name(ideal_offset: float | str) -> str:
+def benchmark_name(ideal_offset: float | str, reference_time: str = "estimate") -> str:
     """"forecast" for the default forecaster; "forecast-offset-<share>" for a fixed share (an
-    ablation, written to its own results file)."""
-    return "forecast" if ideal_offset == "auto" else f"forecast-offset-{float(ideal_offset):g}"
+    ablation, written to its own results file); "-measured-reference" added with
+    reference_time="measured"."""
+    name = "forecast" if ideal_offset == "auto" else f"forecast-offset-{float(ideal_offset):g}"
+    return name + _reference_suffix(reference_time)
+
+
+def _reference_suffix(reference_time: str) -> str:
+    return "-measured-reference" if reference_time == "measured" else ""
 
 
 def _offset(text: str) -> float | str:
@@ -280,6 +296,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ideal-offset", type=_offset, default="auto",
                     help="share of the roofline ideal the regression target is relative to: a "
                     "number >= 0, or 'auto' (chosen inside each fit; the default)")
+    ap.add_argument("--reference-time", choices=("estimate", "measured"), default="estimate",
+                    help="the learned forecaster's reference-time feature: the analytic estimate "
+                    "(default) or the reference's measured time on the GPU where known (each "
+                    "held-out problem's reference timed once; results files get "
+                    "'-measured-reference' in their name)")
     ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
     ap.add_argument("--split-seeds", type=int, default=0, metavar="N",
                     help="instead: repeat the learned forecaster's cross-validation with fold seeds "
@@ -293,19 +314,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no shipped data at {args.data}; record it on a GPU first", file=sys.stderr)
         return 1
     if args.split_seeds:
-        run_splits(args.data, args.gpu, args.out or RESULTS_DIR / f"forecast-splits-{args.gpu}.json",
+        suffix = _reference_suffix(args.reference_time)
+        run_splits(args.data, args.gpu,
+                   args.out or RESULTS_DIR / f"forecast-splits{suffix}-{args.gpu}.json",
                    args.split_seeds, args.folds, args.max_iter, args.kind, args.calibration_folds,
-                   args.ideal_offset, args.prospective_after)
+                   args.ideal_offset, args.prospective_after, args.reference_time)
         return 0
     if args.prospective_after:
         run_prospective(args.data, args.gpu,
-                        args.out or RESULTS_DIR / f"forecast-prospective-{args.gpu}.json",
+                        args.out or RESULTS_DIR
+                        / f"forecast-prospective{_reference_suffix(args.reference_time)}-{args.gpu}.json",
                         args.prospective_after, args.max_iter, args.kind, args.calibration_folds,
-                        args.ideal_offset)
+                        args.ideal_offset, args.reference_time)
         return 0
-    out = args.out or RESULTS_DIR / f"{benchmark_name(args.ideal_offset)}-{args.gpu}.json"
+    out = args.out or RESULTS_DIR / f"{benchmark_name(args.ideal_offset, args.reference_time)}-{args.gpu}.json"
     run(args.data, args.gpu, args.cross_gpu or None, out, args.folds, args.seed, args.plots,
-        args.max_iter, args.kind, args.calibration_folds, args.ideal_offset)
+        args.max_iter, args.kind, args.calibration_folds, args.ideal_offset, args.reference_time)
     return 0
 
 

@@ -111,6 +111,28 @@ def test_split_seeds_repeat_the_learned_cross_validation(shipped, tmp_path, caps
         bench.main(["--data", str(shipped), "--split-seeds", "1", "--out", str(out)])
 
 
+def test_benchmark_measured_reference_time_has_its_own_name(shipped, tmp_path):
+    """--reference-time measured: the learned forecaster reads the measured reference times, and
+    every results name says so."""
+    bench = _bench()
+    out = tmp_path / "measured.json"
+    assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30", "--cross-gpu", "",
+                       "--reference-time", "measured", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    assert doc["benchmark"] == "forecast-measured-reference"
+    assert doc["learned"]["reference_time"] == "measured"
+    default = tmp_path / "default.json"
+    assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30", "--cross-gpu", "",
+                       "--out", str(default)]) == 0
+    base = json.loads(default.read_text())
+    assert base["learned"]["reference_time"] == "estimate"
+    # same folds, same rows; the roofline does not read reference times (that the learned
+    # model's held-out forecasts use them: tests/forecast/test_learned.py)
+    assert doc["metrics"]["roofline"] == base["metrics"]["roofline"]
+    assert doc["metrics"]["learned"]["n"] == base["metrics"]["learned"]["n"]
+    assert bench.benchmark_name(0.5, "measured") == "forecast-offset-0.5-measured-reference"
+
+
 @pytest.fixture(scope="module")
 def dated(tmp_path_factory):
     """Shipped-layout synthetic data whose last two problems were first measured later."""

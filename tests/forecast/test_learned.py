@@ -323,3 +323,74 @@ def test_classifier_kind_keeps_a_calibration_set_too(data, split):
     clf = LearnedForecaster(max_iter=20, kind="classifier").fit(problems, candidates, split[0])
     probs, y = clf.calibration_set()
     assert probs.shape == (sum(m.ok for m in split[0]), 8) and len(y) == len(probs)
+
+
+# ---------------------------------------------------------------- measured reference times
+def test_record_reference_times_takes_each_pairs_median(data):
+    problems, _, measurements = data
+    fc = LearnedForecaster(reference_time="measured")
+    pid = problems[0].id
+    mine = [m for m in measurements if m.problem_id == pid and m.reference_ms]
+    fc.record_reference_times(measurements)
+    assert fc.reference_ms_[(pid, "h100")] == pytest.approx(float(np.median([m.reference_ms for m in mine])))
+    # failures carry no reference time here and are skipped; every pair with one is recorded
+    assert set(fc.reference_ms_) == {(m.problem_id, m.hardware_key) for m in measurements if m.reference_ms}
+    # a later call replaces a pair's time and leaves the others
+    other = problems[1].id
+    before = fc.reference_ms_[(other, "h100")]
+    fc.record_reference_times([mine[0].replace(reference_ms=123.0)])
+    assert fc.reference_ms_[(pid, "h100")] == 123.0 and fc.reference_ms_[(other, "h100")] == before
+    fc.record_reference_times([mine[0].replace(reference_ms=None), mine[0].replace(reference_ms=-1.0)])
+    assert fc.reference_ms_[(pid, "h100")] == 123.0
+    with pytest.raises(ConfigError, match="reference_time"):
+        LearnedForecaster(reference_time="guess")
+
+
+def test_measured_reference_time_replaces_the_estimate_where_known(data):
+    from workbench.forecast.features import feature_matrix
+
+    problems, candidates, measurements = data
+    ref = FEATURE_NAMES.index("ref_log10_us")
+    rows = [(p, c, H100) for p, c in _rows(data, [m for m in measurements if m.ok][:40])]
+    estimate = feature_matrix(rows)
+    known_pid = rows[0][0].id
+    fc = LearnedForecaster(reference_time="measured")
+    fc.record_reference_times([next(m for m in measurements if m.problem_id == known_pid)
+                               .replace(reference_ms=2.5)])
+    X = fc._features(rows)
+    known = np.array([p.id == known_pid for p, _, _ in rows])
+    assert known.any() and (~known).any()
+    np.testing.assert_allclose(X[known, ref], np.log10(1 + 1e3 * 2.5))
+    np.testing.assert_array_equal(X[~known], estimate[~known])  # unknown problems keep the estimate
+    np.testing.assert_array_equal(np.delete(X, ref, axis=1), np.delete(estimate, ref, axis=1))
+    # the default forecaster records times but never uses them
+    default = LearnedForecaster().record_reference_times(measurements)
+    np.testing.assert_array_equal(default._features(rows), estimate)
+
+
+def test_crossval_gives_held_out_problems_their_reference_times(data):
+    """evaluate() records the scored rows' reference times before forecasting them: its
+    forecasts equal a forecaster fitted by hand on the other problems and given those times,
+    and differ from the same forecaster without them (the times are used)."""
+    from workbench.evaluate.crossval import evaluate
+
+    problems, candidates, measurements = data
+    held = [p.id for p in problems[-3:]]
+    made = []
+
+    def make():
+        made.append(LearnedForecaster(max_iter=30, seed=0, reference_time="measured"))
+        return made[-1]
+
+    result = evaluate(make, problems, candidates, measurements, gpu="h100", test_problems=held)
+    fitted = made[-1]
+    assert {pid for pid, _ in fitted.reference_ms_} == {p.id for p in problems}
+    assert not set(held) & set(fitted.train_problems_)
+    scored = [m for m in measurements if m.problem_id in held and m.ok]
+    by_hand = LearnedForecaster(max_iter=30, seed=0, reference_time="measured").fit(
+        problems, candidates, [m for m in measurements if m.problem_id not in held])
+    blind = [f.probabilities for f in by_hand.forecast_batch(_rows(data, scored), H100)]
+    by_hand.record_reference_times(scored)
+    told = [f.probabilities for f in by_hand.forecast_batch(_rows(data, scored), H100)]
+    np.testing.assert_allclose([f.probabilities for f in result.forecasts], told)
+    assert not np.allclose(blind, told)

@@ -25,7 +25,12 @@ Everything fitted for calibration uses the training measurements only. A second 
 gives p_fail (compile error, wrong output, crash, ...) from all measurements.
 
 Features come from `workbench.forecast.features` and never name the problem, so the model
-forecasts unseen problems; times in them are relative to each GPU's own roofline, so a model
+forecasts unseen problems. With `reference_time="measured"` the feature holding the reference's
+time (`ref_log10_us`, by default the reference profile's roofline estimate) takes the reference's
+*measured* eager time on that GPU wherever one is known (`record_reference_times`: the median
+`reference_ms` of a problem's measurements there; `fit` records the training measurements', and
+`workbench.evaluate.crossval` records the held-out problems' before forecasting them: one timing
+of the reference per problem and GPU, no candidate's time); elsewhere the estimate stays; times in them are relative to each GPU's own roofline, so a model
 trained on one GPU reads another's rows on the same scale. Parent-relative forecasts combine
 the candidate's and the parent's reference-relative distributions (`relative_distribution`).
 `save`/`load` use joblib.
@@ -54,7 +59,10 @@ _MID = np.asarray(bins.LOG2_MIDPOINTS)
 _LOG2_EDGES = np.log2(np.asarray(bins.EDGES))
 _FORMAT = "workbench.learned/4"
 _IDEAL = FEATURE_NAMES.index("log2_ideal_speedup")
+_REF = FEATURE_NAMES.index("ref_log10_us")
 KINDS = ("regression", "classifier")
+#: Where the `ref_log10_us` feature comes from: the analytic estimate only, or the measured time.
+REFERENCE_TIMES = ("estimate", "measured")
 #: Shares of the ideal log2-speedup that `ideal_offset="auto"` chooses among.
 OFFSET_GRID = (0.25, 0.5, 0.75, 1.0)
 
@@ -170,13 +178,15 @@ class LearnedForecaster(BatchForecaster):
     max(20, rows / 20) so small training sets still split).
     `importances_` (mean |change of expected log2-speedup| when a feature is set to its
     median), `n_train_`, `train_problems_`, `hardware_keys_`.
+    `reference_time` ("estimate" or "measured", see the module doc); `reference_ms_` maps
+    (problem id, hardware key) to the recorded reference time in ms.
     """
 
     def __init__(self, name: str = "learned", max_iter: int = 100, learning_rate: float = 0.1,
                  max_leaf_nodes: int = 15, calibration_folds: int = 10, explain_top: int = 6,
                  n_threads: int = 1, seed: int = 0, kind: str = "regression",
                  calibration_objective: str = "match", ideal_offset: float | str = "auto",
-                 min_samples_leaf: int = 100):
+                 min_samples_leaf: int = 100, reference_time: str = "estimate"):
         if kind not in KINDS:
             raise ConfigError(f"kind is one of {', '.join(KINDS)}, got {kind!r}")
         if calibration_objective not in OBJECTIVES:
@@ -186,6 +196,11 @@ class LearnedForecaster(BatchForecaster):
                 or min_samples_leaf < 1:
             raise ConfigError(f"ideal_offset must be >= 0 or 'auto' and min_samples_leaf >= 1, "
                               f"got {ideal_offset!r} and {min_samples_leaf}")
+        if reference_time not in REFERENCE_TIMES:
+            raise ConfigError(f"reference_time is one of {', '.join(REFERENCE_TIMES)}, "
+                              f"got {reference_time!r}")
+        self.reference_time = reference_time
+        self.reference_ms_: dict[tuple[str, str], float] = {}
         self.kind = kind
         self.ideal_offset = ideal_offset
         self.ideal_offset_ = None if ideal_offset == "auto" else float(ideal_offset)
@@ -200,6 +215,32 @@ class LearnedForecaster(BatchForecaster):
         self.n_threads = n_threads
         self.seed = seed
         self._explain_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
+
+    # ------------------------------------------------------------------ reference times
+    def record_reference_times(self, measurements: Sequence[Measurement]) -> "LearnedForecaster":
+        """Record each (problem, GPU)'s measured reference time: the median `reference_ms` of the
+        given measurements that have one (a later call replaces a pair's time). Only used with
+        reference_time="measured"; returns self."""
+        times: dict[tuple[str, str], list[float]] = {}
+        for m in measurements:
+            if m.reference_ms is not None and math.isfinite(m.reference_ms) and m.reference_ms > 0:
+                times.setdefault((m.problem_id, m.hardware_key), []).append(float(m.reference_ms))
+        if not hasattr(self, "reference_ms_"):  # a model saved before reference times existed
+            self.reference_ms_ = {}
+        self.reference_ms_.update({k: float(np.median(v)) for k, v in times.items()})
+        return self
+
+    def _features(self, rows: Sequence[tuple[Problem, Candidate, Hardware]]) -> np.ndarray:
+        """The feature matrix of (problem, candidate, hardware) rows; with
+        reference_time="measured", `ref_log10_us` holds the recorded reference time where known."""
+        X = feature_matrix(rows)
+        if getattr(self, "reference_time", "estimate") == "measured":
+            known = self.reference_ms_
+            for i, (p, _, h) in enumerate(rows):
+                ms = known.get((p.id, h.key))
+                if ms is not None:
+                    X[i, _REF] = math.log10(1.0 + 1e3 * ms)
+        return X
 
     # ------------------------------------------------------------------ training
     def _new_classifier(self, max_iter: int | None = None) -> HistGradientBoostingClassifier:
@@ -235,12 +276,14 @@ class LearnedForecaster(BatchForecaster):
 
     def _fit(self, problems, candidates, measurements) -> "LearnedForecaster":
         rows = training_rows(problems, candidates, measurements)
+        if self.reference_time == "measured":
+            self.record_reference_times([m for *_, m in rows])
         n_ok = sum(m.bin is not None for *_, m in rows)
         if n_ok < 10:
             raise ConfigError(f"the learned forecaster needs at least 10 ok measurements with a "
                               f"known problem and candidate to fit, got {n_ok}; measure more "
                               "candidates or load the shipped data (`workbench dataset load-shipped`)")
-        X_all = feature_matrix([(p, c, h) for p, c, h, _ in rows])
+        X_all = self._features([(p, c, h) for p, c, h, _ in rows])
         speedups = np.asarray([m.speedup if m.bin is not None else np.nan for *_, m in rows],
                               dtype=float)
         # already inside fit's thread limit: straight to the shared body of fit_matrix
@@ -253,7 +296,9 @@ class LearnedForecaster(BatchForecaster):
 
         `speedups` (n,): measured speedup of each row, NaN for a failed candidate (those train
         p_fail only); `groups_all` (n,): the problem id of each row (the calibration folds are
-        grouped by it); `hardware_keys`: the GPUs of the ok rows (recorded, not learned from)."""
+        grouped by it); `hardware_keys`: the GPUs of the ok rows (recorded, not learned from).
+        The matrix is used as given: with reference_time="measured", `ref_log10_us` should
+        already hold the measured times (as `_features` would put them)."""
         with threadpool_limits(self.n_threads):
             return self._fit_matrix(X_all, np.asarray(speedups, float), np.asarray(groups_all),
                                     hardware_keys)
@@ -499,7 +544,7 @@ class LearnedForecaster(BatchForecaster):
         if not items:
             return []
         parents = list(parents) if parents is not None else [None] * len(items)
-        X = feature_matrix([(p, c, hardware) for p, c in items])
+        X = self._features([(p, c, hardware) for p, c in items])
         shift = adapted.shift([p for p, _ in items], hardware, X) if adapted is not None else None
         medians = None
         if self.kind == "regression":  # one model call gives the medians and the probabilities
@@ -518,7 +563,7 @@ class LearnedForecaster(BatchForecaster):
         if relative_to == "parent":
             idx = [i for i, par in enumerate(parents) if par is not None]
             if idx:
-                Xp = feature_matrix([(items[i][0], parents[i], hardware) for i in idx])
+                Xp = self._features([(items[i][0], parents[i], hardware) for i in idx])
                 pshift = (adapted.shift([items[i][0] for i in idx], hardware, Xp)
                           if adapted is not None else None)
                 for i, row in zip(idx, self._proba_shifted(Xp, pshift)):
@@ -609,7 +654,7 @@ class AdaptedForecaster(BatchForecaster):
         self.base, self.problem, self.hardware = base, problem, hardware
         self.evidence, self.bandwidth, self.prior = evidence, bandwidth, prior
         self.name = base.name
-        self._X = (feature_matrix([(problem, c, hardware) for c, _ in evidence])
+        self._X = (base._features([(problem, c, hardware) for c, _ in evidence])
                    if evidence else np.zeros((0, len(FEATURE_NAMES))))
         self._log2 = np.log2([s for _, s in evidence]) if evidence else np.zeros(0)
 
