@@ -42,6 +42,27 @@ def test_cli_needs_a_gpu(shipped, capsys):
     assert "--gpu" in capsys.readouterr().err
 
 
+def test_cli_learned_with_measured_reference_time(shipped, tmp_path, capsys, monkeypatch):
+    """--reference-time measured reaches the learned forecaster the CLI builds."""
+    import workbench.commands.evaluate as cmd
+
+    made = []
+    real = cmd.make_forecaster
+
+    def spy(*args):
+        made.append(real(*args))
+        return made[-1]
+
+    monkeypatch.setattr(cmd, "make_forecaster", spy)
+    assert main(["evaluate", "--gpu", "h100", "--source", str(shipped), "--folds", "3",
+                 "--reference-time", "measured", "--out", str(tmp_path)]) == 0
+    assert "learned" in capsys.readouterr().out
+    assert made and all(f.reference_time == "measured" for f in made)
+    assert all(len(f.reference_ms_) > 0 for f in made[1:])  # fitted ones recorded times
+    with pytest.raises(SystemExit):
+        main(["evaluate", "--gpu", "h100", "--reference-time", "guess"])
+
+
 def test_cli_missing_database(tmp_path, capsys):
     assert main(["--db", str(tmp_path / "none.sqlite"), "evaluate", "--gpu", "h100"]) == 1
     assert "load-shipped" in capsys.readouterr().err

@@ -24,17 +24,22 @@ def register(sub) -> None:
     p.add_argument("--split", choices=("heldout-problems", "none"), default="heldout-problems")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--reference-time", choices=("estimate", "measured"), default="estimate",
+                   help="learned forecaster: its reference-time feature is the analytic estimate "
+                   "(default) or the reference's measured time on the GPU (each scored problem's "
+                   "reference timed once, from its measurements; never a candidate's time)")
     p.add_argument("--source", help="read this shipped-layout directory instead of the database")
     p.add_argument("--out", default="eval", help="directory for PNGs and metrics.json (default ./eval)")
     p.set_defaults(handler=_evaluate)
 
 
-def make_forecaster(name: str, seed: int = 0):
-    """A fresh forecaster by CLI name."""
+def make_forecaster(name: str, seed: int = 0, reference_time: str = "estimate"):
+    """A fresh forecaster by CLI name (`reference_time`: the learned forecaster's, see
+    `LearnedForecaster`)."""
     from workbench.forecast import LearnedForecaster, RooflineForecaster
 
     if name == "learned":
-        return LearnedForecaster(seed=seed)
+        return LearnedForecaster(seed=seed, reference_time=reference_time)
     if name == "roofline":
         return RooflineForecaster()
     raise ConfigError(f"unknown forecaster {name!r}; use one of {', '.join(FORECASTERS)}")
@@ -62,7 +67,8 @@ def _evaluate(args) -> int:
     if not (args.gpu or (args.train_gpu and args.test_gpu) or args.test_gpu):
         raise ConfigError("name the GPU: --gpu h100, or --train-gpu h100 --test-gpu h200")
     problems, candidates, measurements = _records(args)
-    result = evaluate(lambda: make_forecaster(args.forecaster, args.seed), problems, candidates,
+    result = evaluate(lambda: make_forecaster(args.forecaster, args.seed, args.reference_time),
+                      problems, candidates,
                       measurements, split=args.split, folds=args.folds, seed=args.seed,
                       gpu=args.gpu, train_gpu=args.train_gpu, test_gpu=args.test_gpu,
                       out=args.out)
