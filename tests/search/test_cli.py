@@ -54,3 +54,26 @@ def test_cli_adapt_option_is_stored_and_kept_on_resume(tmp_path, capsys):
         assert [st.get_search(i)["adapt_forecasts"] for i in ids] == [False, True]
     # resuming without the flag keeps the search's own setting instead of refusing
     assert main(common + ["--resume", ids[0]]) == 0, capsys.readouterr().err
+
+
+def test_cli_measured_reference_time_reaches_the_forecaster(tmp_path, capsys, monkeypatch):
+    """--reference-time measured: the fitted learned forecaster reads measured reference times,
+    and the run gives it the searched problem's."""
+    import workbench.commands.search as cmd
+
+    made = []
+    real = cmd._forecaster
+
+    def spy(*args):
+        made.append(real(*args))
+        return made[-1]
+
+    monkeypatch.setattr(cmd, "_forecaster", spy)
+    db = _db(tmp_path)
+    assert main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
+                 "--method", "screen_topk", "--budget", "6", "--forecaster", "learned",
+                 "--reference-time", "measured", "--no-progress", "--k", "2", "--m", "2"]) == 0, \
+        capsys.readouterr().err
+    (fc,) = made
+    assert fc.reference_time == "measured"
+    assert ("L1/90_synth_a", "h100") in fc.reference_ms_  # from the run's own measurements

@@ -1,12 +1,14 @@
 """The run loop in replay mode: exact budget accounting, determinism, crash + resume, events."""
 from __future__ import annotations
 
+import copy
 import subprocess
 import sys
 import textwrap
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import ConfidencePolicy, NoisyOracleForecaster, synthetic_pool
@@ -305,6 +307,42 @@ def test_forecasts_adapt_to_the_runs_measurements(tmp_path, learned_replay):
     base = {cid: p for cid, p, _ in f_off}
     both = [(p, base[cid]) for cid, p, _ in later if cid in base]
     assert both and any(a != b for a, b in both)
+
+
+def test_a_measured_reference_forecaster_reads_the_runs_reference_times(tmp_path, learned_replay):
+    """With reference_time="measured", the run hands its measurements' reference times to the
+    forecaster (the median over the run's measurements at the end), and the problem's forecasts
+    read it in place of the estimate."""
+    from workbench.evaluate.synthetic import make_synthetic
+    from workbench.forecast.learned import LearnedForecaster
+
+    problem, cands, ex, _ = learned_replay
+    problems, all_cands, ms = make_synthetic(n_problems=8, per_problem=40, seed=3)
+    fc = LearnedForecaster(max_iter=20, reference_time="measured").fit(
+        problems, all_cands, [m for m in ms if m.problem_id != problem.id])
+    assert (problem.id, "h100") not in fc.reference_ms_
+    with Store(tmp_path / "m.sqlite") as st:
+        run = SearchRun(st, problem, ex, ReplayGenerator(cands, ex.candidate_ids), fc,
+                        make_method("screen_topk", k=2, m=3), budget=10, seed=4, adapt_forecasts=False)
+        run.run()
+        # recorded at the start of each step's forecasting; once more with every measurement
+        first = fc.reference_ms_[(problem.id, "h100")]
+        run._forecaster_now()
+        measured = [m for m in run.measurements.values() if m.reference_ms]
+        later = _forecasts(st.events(run.search_id), min_step=1)
+    assert measured and later and first > 0
+    assert fc.reference_ms_[(problem.id, "h100")] == pytest.approx(
+        float(np.median([m.reference_ms for m in measured])))
+    from workbench.forecast.features import FEATURE_NAMES
+
+    C = {c.id: c for c in cands}
+    blind = copy.deepcopy(fc)
+    del blind.reference_ms_[(problem.id, "h100")]
+    rows = [(problem, C[cid], run.hardware) for cid, _, _ in later]
+    ref = FEATURE_NAMES.index("ref_log10_us")
+    told, unknown = fc._features(rows), blind._features(rows)
+    np.testing.assert_allclose(told[:, ref], np.log10(1 + 1e3 * fc.reference_ms_[(problem.id, "h100")]))
+    assert not np.allclose(told[:, ref], unknown[:, ref])  # the estimate differs from the measurement
 
 
 def test_adapted_run_resumes_after_a_crash_with_the_same_forecasts(tmp_path, learned_replay):

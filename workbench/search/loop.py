@@ -351,12 +351,23 @@ class SearchRun:
         adapted (`adapted(problem, hardware, evidence)`, e.g. the learned one), corrected by
         every correct kernel this run has measured so far (in measurement order, rebuilt from
         the events on resume, so a resumed run forecasts exactly as an uninterrupted one)."""
+        self._record_reference_times()
         adapt = getattr(self.forecaster, "adapted", None)
         if not self.adapt_forecasts or adapt is None:
             return self.forecaster
         evidence = [(self.candidates[cid], m.speedup) for cid, m in self.measurements.items()
                     if m.ok and cid in self.candidates]  # adapted() keeps the positive speedups
         return adapt(self.problem, self.hardware, evidence) if evidence else self.forecaster
+
+    def _record_reference_times(self) -> None:
+        """Give a forecaster that records reference times (the learned one; used with
+        reference_time="measured") the reference times of this run's measurements, which the
+        executor takes with every kernel: from the first measurement on, this problem's forecasts
+        read its measured reference time instead of the estimate. Rebuilt from the events on
+        resume, like the measurements themselves."""
+        record = getattr(self.forecaster, "record_reference_times", None)
+        if callable(record) and self.measurements:
+            record(list(self.measurements.values()))
 
     def _deferred(self) -> list[Entry]:
         """Trusted, never measured archive entries, highest expected speedup first (archive
