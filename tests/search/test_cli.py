@@ -77,3 +77,17 @@ def test_cli_measured_reference_time_reaches_the_forecaster(tmp_path, capsys, mo
     (fc,) = made
     assert fc.reference_time == "measured"
     assert ("L1/90_synth_a", "h100") in fc.reference_ms_  # from the run's own measurements
+
+
+def test_forecaster_from_args_without_reference_time(tmp_path):
+    """Callers that build the args themselves (the app's runner) may leave reference_time out:
+    the learned forecaster then uses the estimate."""
+    import argparse
+
+    from workbench.commands.search import _forecaster
+
+    db = _db(tmp_path)
+    args = argparse.Namespace(forecaster="learned", forecaster_path=None)
+    with Store(db) as st:
+        fc = _forecaster(st, args, st.get_problem("L1/90_synth_a"), "h100")
+    assert fc.reference_time == "estimate" and fc.n_train_ > 0

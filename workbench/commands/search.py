@@ -173,5 +173,6 @@ def _forecaster(store, args, problem, hardware_key: str):
         return LearnedForecaster.load(args.forecaster_path)
     # Fit on other problems only: the searched problem's own measurements would leak the answer.
     ms = [m for m in store.measurements(hardware_key=hardware_key) if m.problem_id != problem.id]
-    return LearnedForecaster(reference_time=args.reference_time).fit(store.problems(),
-                                                                     store.candidates(), ms)
+    # Callers that build args themselves (the app's runner) may leave reference_time out.
+    reference_time = getattr(args, "reference_time", "estimate")
+    return LearnedForecaster(reference_time=reference_time).fit(store.problems(), store.candidates(), ms)
