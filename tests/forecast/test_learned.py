@@ -394,3 +394,19 @@ def test_crossval_gives_held_out_problems_their_reference_times(data):
     told = [f.probabilities for f in by_hand.forecast_batch(_rows(data, scored), H100)]
     np.testing.assert_allclose([f.probabilities for f in result.forecasts], told)
     assert not np.allclose(blind, told)
+
+
+def test_a_model_saved_before_reference_times_loads_as_an_estimate_model(tmp_path, data, split, model):
+    """A forecaster pickled without reference_time / reference_ms_ (saved by an earlier version)
+    loads with the estimate and an empty record, forecasts as before, and can record times."""
+    import copy
+
+    old = copy.deepcopy(model)
+    del old.__dict__["reference_time"], old.__dict__["reference_ms_"]
+    again = LearnedForecaster.load(old.save(tmp_path / "old.joblib"))
+    assert again.reference_time == "estimate" and again.reference_ms_ == {}
+    rows = _rows(data, split[1][:5])
+    np.testing.assert_allclose([f.probabilities for f in again.forecast_batch(rows, H100)],
+                               [f.probabilities for f in model.forecast_batch(rows, H100)])
+    again.record_reference_times(split[1])
+    assert again.reference_ms_

@@ -264,7 +264,7 @@ def problem_features(problem: Problem, peaks: Peaks) -> dict[str, float]:
         "log10_bytes": math.log10(1 + nbytes),
         "log2_intensity": math.log2(1 + ai),
         "compute_bound": float(known and ai > peaks.ridge),
-        "log10_floor_us": math.log10(1 + 1e3 * floor_ms),
+        "log10_floor_us": log10_us(floor_ms),
         "dtype_fp32": float(problem.dtype == "fp32"),
         "dtype_bf16": float(problem.dtype == "bf16"),
         "dtype_fp16": float(problem.dtype == "fp16"),
@@ -292,6 +292,11 @@ def _library_calls(source: str) -> int:
                         n += sum(isinstance(b, ast.BinOp) and isinstance(b.op, ast.MatMult)
                                  for b in ast.walk(fn))
     return n
+
+
+def log10_us(ms: float) -> float:
+    """A time in ms as a `log10_*_us` feature value: log10(1 + microseconds)."""
+    return math.log10(1 + 1e3 * ms)
 
 
 def _log2(x: float) -> float:
@@ -339,7 +344,7 @@ def relative_features(problem: Problem, candidate: Candidate, peaks: Peaks,
     out = {
         "ref_traced": float(prof.traced),
         "ref_log2_launches": _log2(float(ref_launches)),
-        "ref_log10_us": math.log10(1 + 1e3 * ref_ms),
+        "ref_log10_us": log10_us(ref_ms),
         "ref_library_share": ref.library_share,
         "ref_launch_share": ref_launches * LAUNCH_MS / ref_ms if ref_ms > 0 else 0.0,
         "ref_log2_bytes_ratio": _log2(prof.total_bytes / nbytes) if nbytes > 0 and prof.ops else 0.0,

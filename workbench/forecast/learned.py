@@ -52,7 +52,7 @@ from threadpoolctl import threadpool_limits
 from workbench import bins
 from workbench.errors import ConfigError, NotFittedError, WorkbenchError
 from workbench.forecast.base import BatchForecaster
-from workbench.forecast.features import FEATURE_NAMES, feature_matrix
+from workbench.forecast.features import FEATURE_NAMES, feature_matrix, log10_us
 from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem
 
 _MID = np.asarray(bins.LOG2_MIDPOINTS)
@@ -225,8 +225,6 @@ class LearnedForecaster(BatchForecaster):
         for m in measurements:
             if m.reference_ms is not None and math.isfinite(m.reference_ms) and m.reference_ms > 0:
                 times.setdefault((m.problem_id, m.hardware_key), []).append(float(m.reference_ms))
-        if not hasattr(self, "reference_ms_"):  # a model saved before reference times existed
-            self.reference_ms_ = {}
         self.reference_ms_.update({k: float(np.median(v)) for k, v in times.items()})
         return self
 
@@ -234,12 +232,11 @@ class LearnedForecaster(BatchForecaster):
         """The feature matrix of (problem, candidate, hardware) rows; with
         reference_time="measured", `ref_log10_us` holds the recorded reference time where known."""
         X = feature_matrix(rows)
-        if getattr(self, "reference_time", "estimate") == "measured":
-            known = self.reference_ms_
+        if self.reference_time == "measured":
             for i, (p, _, h) in enumerate(rows):
-                ms = known.get((p.id, h.key))
+                ms = self.reference_ms_.get((p.id, h.key))
                 if ms is not None:
-                    X[i, _REF] = math.log10(1.0 + 1e3 * ms)
+                    X[i, _REF] = log10_us(ms)
         return X
 
     # ------------------------------------------------------------------ training
@@ -620,6 +617,12 @@ class LearnedForecaster(BatchForecaster):
         state = dict(self.__dict__)
         state["_explain_cache"] = OrderedDict()
         return state
+
+    def __setstate__(self, state):
+        # A model saved before reference times existed used the estimate and recorded none.
+        state.setdefault("reference_time", "estimate")
+        state.setdefault("reference_ms_", {})
+        self.__dict__.update(state)
 
     def save(self, path: str | Path) -> Path:
         """Write the fitted forecaster to `path` (joblib)."""
