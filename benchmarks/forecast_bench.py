@@ -245,10 +245,10 @@ def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int =
 def per_problem_offsets(result) -> dict[str, float]:
     """Each scored problem's offset: the median over its rows of log2(measured speedup) minus the
     expected log2-speedup forecast (octaves; > 0: the problem's candidates are faster than
-    forecast). The per-problem terms of `metrics.problem_offsets`."""
-    err = np.log2(result.speedups) - np.asarray([f.expected_log2_speedup for f in result.forecasts])
-    groups = np.asarray([f.problem_id for f in result.forecasts])
-    return {str(g): float(np.median(err[groups == g])) for g in sorted(set(groups.tolist()))}
+    forecast), sorted by problem: `metrics.offsets_by_problem`."""
+    offsets = metrics.offsets_by_problem([f.expected_log2_speedup for f in result.forecasts],
+                                         result.speedups, [f.problem_id for f in result.forecasts])
+    return dict(sorted(offsets.items()))
 
 
 def benchmark_name(ideal_offset: float | str, reference_time: str = "estimate") -> str:

@@ -104,6 +104,11 @@ def test_problem_offsets_on_a_hand_case():
     assert far["within_problem_mad_log2"] > 0.0 and far["problem_offset_sd_log2"] < 1.0
     with pytest.raises(MetricInputError):
         metrics.problem_offsets(point, measured[:3], ["a"] * 6)
+    # the per-problem terms: medians 2.0 and 0.0, in order of first appearance
+    by = metrics.offsets_by_problem(point, measured, ["b", "b", "b", "a", "a", "a"])
+    assert list(by) == ["b", "a"] and by == {"b": pytest.approx(2.0), "a": pytest.approx(0.0)}
+    with pytest.raises(MetricInputError):
+        metrics.offsets_by_problem(point, measured, ["a"] * 5)
 
 
 def test_summary_reports_problem_offsets_with_groups():

@@ -214,28 +214,42 @@ def bins_of_log2(log2_speedups) -> np.ndarray:
     return np.searchsorted(_LOG2_EDGES, np.asarray(log2_speedups, dtype=float), side="left")
 
 
-def problem_offsets(point_log2, measured_speedups, groups: Sequence[Hashable]) -> dict[str, float]:
-    """How much of a point forecast's error is one offset per problem (a pool of candidates).
-
-    `point_log2` (n,): forecast log2-speedups (a median, or `expected_log2` of distributions);
-    `measured_speedups` (n,); `groups` (n,): each row's problem. A problem's offset is the median
-    of its errors log2(measured) - forecast. Returns, in octaves (log2):
-    `problem_offset_sd_log2` (sd of the offsets over problems), `within_problem_mad_log2` (median
-    |error - own problem's offset|: what is left once the offset is removed), and
-    `oracle_offset_off_by_one`: the off-by-one accuracy of the bins of forecast + own offset, an
-    upper bound for any correction by one number per problem (from its measurements)."""
+def _errors(point_log2, measured_speedups, groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(point, log2 measured, groups as an object array), checked to be one non-zero length."""
     point = np.asarray(point_log2, dtype=float)
     measured = np.log2(np.asarray(measured_speedups, dtype=float))
     g = np.asarray(list(groups), dtype=object)
     if not (len(point) == len(measured) == len(g)) or len(g) == 0:
         raise MetricInputError(f"point_log2, measured_speedups and groups must have one equal, "
                                f"non-zero length, got {len(point)}, {len(measured)}, {len(g)}")
+    return point, measured, g
+
+
+def offsets_by_problem(point_log2, measured_speedups, groups: Sequence[Hashable]) -> dict:
+    """Each problem's offset, in order of first appearance: the median of its rows' errors
+    log2(measured) - forecast (octaves; > 0: its candidates are faster than forecast).
+    Arguments as `problem_offsets`."""
+    point, measured, g = _errors(point_log2, measured_speedups, groups)
     err = measured - point
-    offset = {key: float(np.median(err[g == key])) for key in dict.fromkeys(g.tolist())}
+    return {key: float(np.median(err[g == key])) for key in dict.fromkeys(g.tolist())}
+
+
+def problem_offsets(point_log2, measured_speedups, groups: Sequence[Hashable]) -> dict[str, float]:
+    """How much of a point forecast's error is one offset per problem (a pool of candidates).
+
+    `point_log2` (n,): forecast log2-speedups (a median, or `expected_log2` of distributions);
+    `measured_speedups` (n,); `groups` (n,): each row's problem. A problem's offset is the median
+    of its errors log2(measured) - forecast (`offsets_by_problem`). Returns, in octaves (log2):
+    `problem_offset_sd_log2` (sd of the offsets over problems), `within_problem_mad_log2` (median
+    |error - own problem's offset|: what is left once the offset is removed), and
+    `oracle_offset_off_by_one`: the off-by-one accuracy of the bins of forecast + own offset, an
+    upper bound for any correction by one number per problem (from its measurements)."""
+    point, measured, g = _errors(point_log2, measured_speedups, groups)
+    offset = offsets_by_problem(point_log2, measured_speedups, groups)
     own = np.array([offset[key] for key in g.tolist()])
     truth = bins_of_log2(measured)
     return {"problem_offset_sd_log2": float(np.std(list(offset.values()))),
-            "within_problem_mad_log2": float(np.median(np.abs(err - own))),
+            "within_problem_mad_log2": float(np.median(np.abs(measured - point - own))),
             "oracle_offset_off_by_one": float(np.mean(np.abs(bins_of_log2(point + own) - truth) <= 1))}
 
 
