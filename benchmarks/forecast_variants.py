@@ -36,6 +36,13 @@ Variants (fixed before the run; none is used by the app):
 - measured_reference_everywhere  the measured time replaces the estimate in every feature built
                           from it: ref_log10_us, the roofline term log2_ideal_speedup (which the
                           regression target is taken relative to) and ref_launch_share;
+- measured_reference_auto the forecaster's own reference_time="measured" (reference_use "auto"):
+                          each fold's model picks "feature" (as measured_reference) or
+                          "everywhere" (as measured_reference_everywhere) by its out-of-fold
+                          error on its training problems (added on 2026-11-26, after
+                          measured_reference_everywhere had been seen to beat measured_reference
+                          on the 107-problem data and lose to it on the 87: the choice is left
+                          to the training folds instead of to the evaluation);
 - reference_error         one feature added: log2(measured / estimated reference time), the
                           estimate's error, so trees can learn when it matters;
 - ops_neighbour_offset    a problem-level correction: each training problem's median
@@ -82,7 +89,7 @@ from sklearn.model_selection import GroupKFold
 from workbench import bins
 from workbench.calibration import metrics
 from workbench.forecast import learned as L
-from workbench.forecast.features import FEATURE_NAMES
+from workbench.forecast.features import FEATURE_NAMES, ms_of_log10_us
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import commit, write_results  # noqa: E402
@@ -219,11 +226,11 @@ class OpsNeighbourOffset(L.LearnedForecaster):
         w = np.clip(np.take_along_axis(sims, top, axis=1), 0.0, None)
         return (w * errors[top]).sum(axis=1) / (w.sum(axis=1) + self.shrink)
 
-    def _fit_residuals(self, X, log2s, y, groups):
+    def _fit_residuals(self, X, log2s, y, groups, found=None):
         folds = min(self.calibration_folds, len(set(groups.tolist())))
         if folds < 2:
             raise SystemExit("ops_neighbour_offset needs at least 2 training problems")
-        splits, fold_of, oof = self._oof_medians(X, log2s, groups, folds)
+        splits, fold_of, oof = found or self._oof_medians(X, log2s, groups, folds)
         ids = sorted(set(groups.tolist()))
         bags = [self._tokens(pid) for pid in ids]
         tokens = sorted(set().union(*bags))
@@ -259,7 +266,8 @@ class OpsNeighbourOffset(L.LearnedForecaster):
 
 #: name -> (class, constructor keywords, how the measured reference time enters: None (not at
 #: all), "feature" (ref_log10_us), "everywhere" (ref_log10_us, log2_ideal_speedup,
-#: ref_launch_share) or "error_feature" (a column log2(measured / estimated) added))
+#: ref_launch_share) or "error_feature" (a column log2(measured / estimated) added), or "auto"
+#: (the forecaster enters them itself, `fit_matrix(..., reference_ms=)`))
 VARIANTS = {
     "default": (L.LearnedForecaster, {}, None),
     "leaf50": (L.LearnedForecaster, {"min_samples_leaf": 50}, None),
@@ -272,31 +280,25 @@ VARIANTS = {
     "scaled_residuals": (ScaledResiduals, {}, None),
     "measured_reference": (L.LearnedForecaster, {}, "feature"),
     "measured_reference_everywhere": (L.LearnedForecaster, {}, "everywhere"),
+    "measured_reference_auto": (L.LearnedForecaster, {"reference_time": "measured"}, "auto"),
     "reference_error": (L.LearnedForecaster, {}, "error_feature"),
     "ops_neighbour_offset": (OpsNeighbourOffset, {}, None),
 }
 _REF = FEATURE_NAMES.index("ref_log10_us")
-_IDEAL = FEATURE_NAMES.index("log2_ideal_speedup")
-_SHARE = FEATURE_NAMES.index("ref_launch_share")
 
 
 def with_measured_reference(X: np.ndarray, reference_ms: np.ndarray, mode: str | None) -> np.ndarray:
     """X with the measured reference time (ms, NaN where unknown) entered as `mode` says."""
-    if mode is None:
+    if mode is None or mode == "auto":
         return X
-    X = X.copy()
+    if mode != "error_feature":
+        return L.measured_reference_matrix(X, reference_ms, mode)
     known = np.isfinite(reference_ms)
-    estimated_ms = (10.0 ** X[:, _REF] - 1.0) / 1e3
+    estimated_ms = ms_of_log10_us(X[:, _REF])
     error = np.zeros(len(X))
     both = known & (estimated_ms > 0)  # the estimate is positive wherever a reference was traced
     error[both] = np.log2(reference_ms[both] / estimated_ms[both])
-    if mode == "error_feature":
-        return np.column_stack([X, error])
-    X[known, _REF] = np.log10(1 + 1e3 * reference_ms[known])
-    if mode == "everywhere":
-        X[:, _IDEAL] += error  # log2(reference ms / candidate ms): the numerator changes
-        X[:, _SHARE] *= 2.0 ** -error  # launches x launch time / reference ms
-    return X
+    return np.column_stack([X, error])
 
 
 def parse_variants(text: str) -> list[str]:
@@ -380,8 +382,16 @@ def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
     probs = np.zeros((len(y), bins.N_BINS))
     median = np.zeros(len(y))
     t0 = time.time()
+    picks: list[str] = []
     for _, te in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(Xo, groups=go):
         train = ~np.isin(groups, np.unique(go[te]))
+        if mode == "auto":
+            fc = cls(n_threads=1, **kwargs).fit_matrix(X[train], speedups[train], groups[train],
+                                                       reference_ms=reference_ms[train])
+            picks.append(fc.reference_use_)
+            Xt = L.measured_reference_matrix(Xo[te], reference_ms[ok][te], fc.reference_use_)
+            probs[te] = fc.predict_proba(Xt)
+            continue
         fc = cls(n_threads=1, **kwargs).fit_matrix(X[train], speedups[train], groups[train])
         if cls is OpsNeighbourOffset:
             probs[te] = fc.predict_proba_for(Xo[te], go[te].tolist())
@@ -395,6 +405,8 @@ def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
                metrics.expected_log2(probs), so, go.tolist(), 0.10)}
     if name == "default":
         out["diagnostics"] = default_diagnostics(median, so, go, y)
+    if picks:
+        out["reference_use_per_fold"] = picks
     return {"variant": name, "seed": seed, "seconds": round(time.time() - t0, 1), **out}
 
 
@@ -419,6 +431,8 @@ def summarise(results: list[dict], seeds: list[int]) -> dict:
         if all("diagnostics" in by[name, s] for s in seeds):
             row["diagnostics"] = {k: _stats([by[name, s]["diagnostics"][k] for s in seeds])
                                   for k in by[name, seeds[0]]["diagnostics"]}
+        if all("reference_use_per_fold" in by[name, s] for s in seeds):
+            row["reference_use_per_fold"] = {str(s): by[name, s]["reference_use_per_fold"] for s in seeds}
         out[name] = row
     return out
 

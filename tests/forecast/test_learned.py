@@ -354,7 +354,7 @@ def test_measured_reference_time_replaces_the_estimate_where_known(data):
     rows = [(p, c, H100) for p, c in _rows(data, [m for m in measurements if m.ok][:40])]
     estimate = feature_matrix(rows)
     known_pid = rows[0][0].id
-    fc = LearnedForecaster(reference_time="measured")
+    fc = LearnedForecaster(reference_time="measured", reference_use="feature")
     fc.record_reference_times([next(m for m in measurements if m.problem_id == known_pid)
                                .replace(reference_ms=2.5)])
     X = fc._features(rows)
@@ -410,3 +410,110 @@ def test_a_model_saved_before_reference_times_loads_as_an_estimate_model(tmp_pat
                                [f.probabilities for f in model.forecast_batch(rows, H100)])
     again.record_reference_times(split[1])
     assert again.reference_ms_
+
+
+def test_measured_reference_matrix_by_hand():
+    from workbench.forecast.learned import measured_reference_matrix
+
+    ref, ideal, share = (FEATURE_NAMES.index(n) for n in
+                         ("ref_log10_us", "log2_ideal_speedup", "ref_launch_share"))
+    X = np.zeros((3, len(FEATURE_NAMES)))
+    X[:, ref] = np.log10(1 + 1e3 * 0.1)  # every estimate: 0.1 ms
+    X[:, ideal] = 2.0
+    X[:, share] = 0.5
+    measured = np.array([0.4, 0.05, np.nan])  # 4x slower, 2x faster, unknown
+    feat = measured_reference_matrix(X, measured, "feature")
+    np.testing.assert_allclose(feat[:, ref], np.log10(1 + 1e3 * np.array([0.4, 0.05, 0.1])))
+    np.testing.assert_array_equal(np.delete(feat, ref, axis=1), np.delete(X, ref, axis=1))
+    every = measured_reference_matrix(X, measured, "everywhere")
+    np.testing.assert_allclose(every[:, ref], feat[:, ref])
+    np.testing.assert_allclose(every[:, ideal], [4.0, 1.0, 2.0])  # + log2(measured / estimate)
+    np.testing.assert_allclose(every[:, share], [0.125, 1.0, 0.5])  # x estimate / measured
+    assert X[0, ref] == pytest.approx(np.log10(101.0))  # the input is not changed
+    with pytest.raises(ConfigError, match="everywhere"):
+        measured_reference_matrix(X, measured, "both")
+    with pytest.raises(ConfigError, match="reference_use"):
+        LearnedForecaster(reference_use="sometimes")
+
+
+def _reference_rows(seed: int, informative: bool, n: int = 600):
+    """(estimate-based X, speedups, groups, measured reference ms): 20 problems whose estimated
+    reference time is off by a per-problem factor 2^e (e uniform in [-2, 2]). With
+    `informative`, log2-speedup = log2_ideal_speedup + e (+ noise): the measured time carries
+    what the estimate misses, and measured = estimate x 2^e; otherwise the speedup follows the
+    estimate and the "measured" times are the estimate x 2^e with e unrelated to the speedups."""
+    X, _, groups = _ideal_rows(seed, 2.0, n)
+    rng = np.random.default_rng(seed + 100)
+    ref, ideal = FEATURE_NAMES.index("ref_log10_us"), FEATURE_NAMES.index("log2_ideal_speedup")
+    X[:, ref] = np.log10(1 + 1e3 * 0.2)
+    e_problem = rng.uniform(-2, 2, 20)
+    e = e_problem[groups.astype(int)]
+    noise = rng.normal(0, 0.2, n)
+    log2s = X[:, ideal] + (e if informative else 0.0) + noise
+    return X, 2.0 ** log2s, groups, 0.2 * 2.0 ** e
+
+
+@pytest.mark.parametrize("informative, expected", [(True, "everywhere"), (False, "feature")])
+def test_auto_reference_use_is_chosen_by_out_of_fold_error(informative, expected):
+    """Where the measured time explains the speedups through the roofline term, "auto" puts it
+    everywhere; where it does not, the roofline term keeps the estimate. The choice is the use
+    with the smaller recorded out-of-fold error, the forecaster then predicts on matrices built
+    the same way, and a fixed use gives the same error as auto recorded for it."""
+    from workbench.forecast.learned import measured_reference_matrix
+
+    X, speedups, groups, ms = _reference_rows(3, informative)
+    auto = LearnedForecaster(max_iter=30, reference_time="measured").fit_matrix(
+        X, speedups, groups, reference_ms=ms)
+    assert auto.reference_use == "auto" and sorted(auto.use_errors_) == ["everywhere", "feature"]
+    assert auto.reference_use_ == min(auto.use_errors_, key=auto.use_errors_.get) == expected
+    fixed = LearnedForecaster(max_iter=30, reference_time="measured",
+                              reference_use=expected).fit_matrix(X, speedups, groups,
+                                                                 reference_ms=ms)
+    assert fixed.reference_use_ == expected and fixed.use_errors_ == {}
+    assert min(fixed.offset_errors_.values()) == pytest.approx(auto.use_errors_[expected])
+    Xm = measured_reference_matrix(X, ms, expected)
+    np.testing.assert_allclose(auto.predict_proba(Xm), fixed.predict_proba(Xm))
+    err = np.mean(np.abs(auto.predict_median(Xm) - np.log2(speedups)))
+    other = "feature" if expected == "everywhere" else "everywhere"
+    assert err < np.mean(np.abs(auto.predict_median(measured_reference_matrix(X, ms, other))
+                                - np.log2(speedups)))
+    # an estimate model ignores the times
+    est = LearnedForecaster(max_iter=30).fit_matrix(X, speedups, groups, reference_ms=ms)
+    assert est.reference_use_ is None and est.use_errors_ == {}
+
+
+def test_fit_with_measured_times_forecasts_with_the_chosen_use(data, split):
+    """fit() on records: the training rows' measured times enter the features as the chosen
+    use says, and a forecast of rows with recorded times equals predict_proba on the matrix
+    built with that use."""
+    from workbench.forecast.features import feature_matrix
+    from workbench.forecast.learned import measured_reference_matrix
+
+    problems, candidates, measurements = data
+    train, test = split
+    fc = LearnedForecaster(max_iter=30, seed=0, reference_time="measured").fit(
+        problems, candidates, train)
+    assert fc.reference_use_ in ("feature", "everywhere") and len(fc.use_errors_) == 2
+    fc.record_reference_times(test)
+    scored = [m for m in test if m.ok][:30]
+    rows = [(p, c, H100) for p, c in _rows(data, scored)]
+    ms = np.asarray([fc.reference_ms_[(p.id, "h100")] for p, _, _ in rows])
+    want = fc.predict_proba(measured_reference_matrix(feature_matrix(rows), ms, fc.reference_use_))
+    got = [f.probabilities for f in fc.forecast_batch(_rows(data, scored), H100)]
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
+
+
+def test_a_measured_model_saved_before_reference_uses_keeps_its_one_feature(tmp_path, data, split):
+    import copy
+
+    problems, candidates, measurements = data
+    fc = LearnedForecaster(max_iter=30, seed=0, reference_time="measured",
+                           reference_use="feature").fit(problems, candidates, split[0])
+    old = copy.deepcopy(fc)
+    for k in ("reference_use", "reference_use_", "use_errors_"):
+        del old.__dict__[k]
+    again = LearnedForecaster.load(old.save(tmp_path / "old.joblib"))
+    assert again.reference_use_ == "feature" and again.use_errors_ == {}
+    rows = _rows(data, [m for m in split[1] if m.ok][:5])
+    np.testing.assert_allclose([f.probabilities for f in again.forecast_batch(rows, H100)],
+                               [f.probabilities for f in fc.forecast_batch(rows, H100)])

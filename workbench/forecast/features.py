@@ -299,6 +299,11 @@ def log10_us(ms: float) -> float:
     return math.log10(1 + 1e3 * ms)
 
 
+def ms_of_log10_us(value):
+    """The inverse of `log10_us` (ms of a `log10_*_us` value), element-wise on arrays."""
+    return (10.0 ** np.asarray(value, dtype=float) - 1.0) / 1e3
+
+
 def _log2(x: float) -> float:
     return math.log2(x) if x > 0 else 0.0
 

@@ -30,7 +30,11 @@ time (`ref_log10_us`, by default the reference profile's roofline estimate) take
 *measured* eager time on that GPU wherever one is known (`record_reference_times`: the median
 `reference_ms` of a problem's measurements there; `fit` records the training measurements', and
 `workbench.evaluate.crossval` records the held-out problems' before forecasting them: one timing
-of the reference per problem and GPU, no candidate's time); elsewhere the estimate stays; times in them are relative to each GPU's own roofline, so a model
+of the reference per problem and GPU, no candidate's time); elsewhere the estimate stays. With
+`reference_use="everywhere"` the measured time also replaces the estimate in the features
+computed from it (the roofline term `log2_ideal_speedup`, so the target then follows the measured
+reference, and `ref_launch_share`); "auto" (the default) takes whichever of the two has the
+smaller out-of-fold error on the training problems. Times in the features are relative to each GPU's own roofline, so a model
 trained on one GPU reads another's rows on the same scale. Parent-relative forecasts combine
 the candidate's and the parent's reference-relative distributions (`relative_distribution`).
 `save`/`load` use joblib.
@@ -52,7 +56,7 @@ from threadpoolctl import threadpool_limits
 from workbench import bins
 from workbench.errors import ConfigError, NotFittedError, WorkbenchError
 from workbench.forecast.base import BatchForecaster
-from workbench.forecast.features import FEATURE_NAMES, feature_matrix, log10_us
+from workbench.forecast.features import FEATURE_NAMES, feature_matrix, log10_us, ms_of_log10_us
 from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem
 
 _MID = np.asarray(bins.LOG2_MIDPOINTS)
@@ -60,9 +64,37 @@ _LOG2_EDGES = np.log2(np.asarray(bins.EDGES))
 _FORMAT = "workbench.learned/4"
 _IDEAL = FEATURE_NAMES.index("log2_ideal_speedup")
 _REF = FEATURE_NAMES.index("ref_log10_us")
+_SHARE = FEATURE_NAMES.index("ref_launch_share")
 KINDS = ("regression", "classifier")
-#: Where the `ref_log10_us` feature comes from: the analytic estimate only, or the measured time.
+#: Where the reference's time comes from: the analytic estimate only, or the measured time.
 REFERENCE_TIMES = ("estimate", "measured")
+#: Which features a measured reference time enters (reference_time="measured"): `ref_log10_us`
+#: alone, every feature built from the reference's time, or the one of those two with the
+#: smaller out-of-fold error on the training problems.
+REFERENCE_USES = ("feature", "everywhere", "auto")
+
+
+def measured_reference_matrix(X: np.ndarray, reference_ms, use: str) -> np.ndarray:
+    """A copy of the estimate-based feature matrix X with each row's measured reference time
+    (`reference_ms`, ms, NaN or <= 0 where unknown) put in: `use`="feature" replaces
+    `ref_log10_us`; "everywhere" also moves the features computed from the estimated time by
+    the estimate's error e = log2(measured / estimated): `log2_ideal_speedup` (reference ms
+    over the candidate's ideal ms, so + e) and `ref_launch_share` (launch time over reference
+    ms, so x 2^-e). Rows without a measured time keep the estimate."""
+    if use not in ("feature", "everywhere"):
+        raise ConfigError(f"use is 'feature' or 'everywhere', got {use!r}")
+    X = np.array(X, dtype=float, copy=True)
+    ms = np.asarray(reference_ms, dtype=float)
+    known = np.isfinite(ms) & (ms > 0)
+    estimated_ms = ms_of_log10_us(X[:, _REF])
+    X[known, _REF] = [log10_us(v) for v in ms[known]]
+    if use == "everywhere":
+        both = known & (estimated_ms > 0)
+        error = np.zeros(len(X))
+        error[both] = np.log2(ms[both] / estimated_ms[both])
+        X[:, _IDEAL] += error
+        X[:, _SHARE] *= 2.0 ** -error
+    return X
 #: Shares of the ideal log2-speedup that `ideal_offset="auto"` chooses among.
 OFFSET_GRID = (0.25, 0.5, 0.75, 1.0)
 
@@ -179,14 +211,18 @@ class LearnedForecaster(BatchForecaster):
     `importances_` (mean |change of expected log2-speedup| when a feature is set to its
     median), `n_train_`, `train_problems_`, `hardware_keys_`.
     `reference_time` ("estimate" or "measured", see the module doc); `reference_ms_` maps
-    (problem id, hardware key) to the recorded reference time in ms.
+    (problem id, hardware key) to the recorded reference time in ms; `reference_use`
+    ("feature", "everywhere" or "auto", see `measured_reference_matrix`) says which features a
+    measured time enters, `reference_use_` the one used (with "auto": the one with the smaller
+    mean absolute out-of-fold error on the training problems, `use_errors_`).
     """
 
     def __init__(self, name: str = "learned", max_iter: int = 100, learning_rate: float = 0.1,
                  max_leaf_nodes: int = 15, calibration_folds: int = 10, explain_top: int = 6,
                  n_threads: int = 1, seed: int = 0, kind: str = "regression",
                  calibration_objective: str = "match", ideal_offset: float | str = "auto",
-                 min_samples_leaf: int = 100, reference_time: str = "estimate"):
+                 min_samples_leaf: int = 100, reference_time: str = "estimate",
+                 reference_use: str = "auto"):
         if kind not in KINDS:
             raise ConfigError(f"kind is one of {', '.join(KINDS)}, got {kind!r}")
         if calibration_objective not in OBJECTIVES:
@@ -199,7 +235,15 @@ class LearnedForecaster(BatchForecaster):
         if reference_time not in REFERENCE_TIMES:
             raise ConfigError(f"reference_time is one of {', '.join(REFERENCE_TIMES)}, "
                               f"got {reference_time!r}")
+        if reference_use not in REFERENCE_USES:
+            raise ConfigError(f"reference_use is one of {', '.join(REFERENCE_USES)}, "
+                              f"got {reference_use!r}")
         self.reference_time = reference_time
+        self.reference_use = reference_use
+        # fixed now, or (reference_use="auto") chosen by fit; None where no measured time enters
+        self.reference_use_: str | None = (None if reference_use == "auto" or reference_time != "measured"
+                                           else reference_use)
+        self.use_errors_: dict[str, float] = {}
         self.reference_ms_: dict[tuple[str, str], float] = {}
         self.kind = kind
         self.ideal_offset = ideal_offset
@@ -228,15 +272,18 @@ class LearnedForecaster(BatchForecaster):
         self.reference_ms_.update({k: float(np.median(v)) for k, v in times.items()})
         return self
 
+    def _reference_times(self, rows: Sequence[tuple[Problem, Candidate, Hardware]]) -> np.ndarray:
+        """(n,) the recorded reference time (ms) of each row's problem and GPU, NaN if none."""
+        return np.asarray([self.reference_ms_.get((p.id, h.key), np.nan) for p, _, h in rows],
+                          dtype=float)
+
     def _features(self, rows: Sequence[tuple[Problem, Candidate, Hardware]]) -> np.ndarray:
         """The feature matrix of (problem, candidate, hardware) rows; with
-        reference_time="measured", `ref_log10_us` holds the recorded reference time where known."""
+        reference_time="measured", the recorded reference time enters the features the fitted
+        `reference_use_` names, where one is known (`measured_reference_matrix`)."""
         X = feature_matrix(rows)
-        if self.reference_time == "measured":
-            for i, (p, _, h) in enumerate(rows):
-                ms = self.reference_ms_.get((p.id, h.key))
-                if ms is not None:
-                    X[i, _REF] = log10_us(ms)
+        if self.reference_time == "measured" and self.reference_use_ is not None:
+            X = measured_reference_matrix(X, self._reference_times(rows), self.reference_use_)
         return X
 
     # ------------------------------------------------------------------ training
@@ -280,36 +327,45 @@ class LearnedForecaster(BatchForecaster):
             raise ConfigError(f"the learned forecaster needs at least 10 ok measurements with a "
                               f"known problem and candidate to fit, got {n_ok}; measure more "
                               "candidates or load the shipped data (`workbench dataset load-shipped`)")
-        X_all = self._features([(p, c, h) for p, c, h, _ in rows])
+        X_all = feature_matrix([(p, c, h) for p, c, h, _ in rows])
         speedups = np.asarray([m.speedup if m.bin is not None else np.nan for *_, m in rows],
                               dtype=float)
+        reference_ms = (self._reference_times([(p, c, h) for p, c, h, _ in rows])
+                        if self.reference_time == "measured" else None)
         # already inside fit's thread limit: straight to the shared body of fit_matrix
         return self._fit_matrix(X_all, speedups, np.asarray([p.id for p, *_ in rows]),
-                                [h.key for _, _, h, m in rows if m.bin is not None])
+                                [h.key for _, _, h, m in rows if m.bin is not None], reference_ms)
 
     def fit_matrix(self, X_all: np.ndarray, speedups: np.ndarray, groups_all: np.ndarray,
-                   hardware_keys: Sequence[str] = ()) -> "LearnedForecaster":
+                   hardware_keys: Sequence[str] = (), reference_ms=None) -> "LearnedForecaster":
         """Train on a feature matrix (rows in `FEATURE_NAMES` columns) directly; returns self.
 
         `speedups` (n,): measured speedup of each row, NaN for a failed candidate (those train
         p_fail only); `groups_all` (n,): the problem id of each row (the calibration folds are
         grouped by it); `hardware_keys`: the GPUs of the ok rows (recorded, not learned from).
-        The matrix is used as given: with reference_time="measured", `ref_log10_us` should
-        already hold the measured times (as `_features` would put them)."""
+        With reference_time="measured" and `reference_ms` ((n,) each row's measured reference
+        time in ms, NaN where unknown), X_all is the estimate-based matrix and the times enter
+        it here as `reference_use` says ("auto": the use with the smaller out-of-fold error;
+        `reference_use_`, `use_errors_`); a caller then forecasts rows X with
+        `predict_proba(measured_reference_matrix(X, their_ms, fc.reference_use_))`. Without
+        `reference_ms` the matrix is used as given."""
         with threadpool_limits(self.n_threads):
             return self._fit_matrix(X_all, np.asarray(speedups, float), np.asarray(groups_all),
-                                    hardware_keys)
+                                    hardware_keys, reference_ms)
 
-    def _fit_matrix(self, X_all, speedups, groups_all, hardware_keys) -> "LearnedForecaster":
+    def _fit_matrix(self, X_all, speedups, groups_all, hardware_keys,
+                    reference_ms=None) -> "LearnedForecaster":
         is_ok = np.isfinite(speedups)
         if is_ok.sum() < 10:
             raise ConfigError(f"the learned forecaster needs at least 10 ok measurements to fit, "
                               f"got {int(is_ok.sum())}")
-        X, groups = X_all[is_ok], groups_all[is_ok]
+        groups = groups_all[is_ok]
         y = np.asarray([bins.bin_of(s) for s in speedups[is_ok]], dtype=int)
+        log2s = np.log2(speedups[is_ok])
+        X_all, chosen = self._choose_reference_use(X_all, reference_ms, is_ok, log2s, groups)
+        X = X_all[is_ok]
         if self.kind == "regression":
-            log2s = np.log2(speedups[is_ok])
-            self.residuals_, self.temperature_ = self._fit_residuals(X, log2s, y, groups)
+            self.residuals_, self.temperature_ = self._fit_residuals(X, log2s, y, groups, chosen)
             self.classifier_ = self._fit_median(X, log2s)
         else:
             self.temperature_ = self._fit_temperature(X, y, groups)
@@ -326,6 +382,32 @@ class LearnedForecaster(BatchForecaster):
         self.train_problems_ = sorted(set(groups.tolist()))
         self.hardware_keys_ = sorted(set(hardware_keys))
         return self
+
+    def _choose_reference_use(self, X_all, reference_ms, is_ok, log2s, groups):
+        """(X_all with the measured reference times entered, the chosen use's out-of-fold
+        medians or None). Sets `reference_use_` (None: no measured times enter, the matrix is
+        used as given) and `use_errors_` (use -> the smallest mean absolute out-of-fold log2
+        error over the ideal-offset shares; only where "auto" compared the uses)."""
+        self.use_errors_ = {}
+        if self.reference_time != "measured" or reference_ms is None:
+            self.reference_use_ = None
+            return X_all, None
+        folds = min(self.calibration_folds, len(set(groups.tolist())))
+        uses = (("feature", "everywhere") if self.reference_use == "auto"
+                else (self.reference_use,))
+        if len(uses) == 1 or self.kind != "regression" or folds < 2:
+            self.reference_use_ = "feature" if self.reference_use == "auto" else self.reference_use
+            return measured_reference_matrix(X_all, reference_ms, self.reference_use_), None
+        best = None
+        for use in uses:
+            Xu = measured_reference_matrix(X_all, reference_ms, use)
+            found = self._oof_medians(Xu[is_ok], log2s, groups, folds)
+            self.use_errors_[use] = min(self.offset_errors_.values())
+            if best is None or self.use_errors_[use] < best[0]:
+                best = (self.use_errors_[use], use, Xu, found, self.ideal_offset_,
+                        dict(self.offset_errors_))
+        _, self.reference_use_, Xu, found, self.ideal_offset_, self.offset_errors_ = best
+        return Xu, found
 
     def _fit_temperature(self, X: np.ndarray, y: np.ndarray, groups: np.ndarray) -> float:
         n_groups = len(set(groups.tolist()))
@@ -384,7 +466,7 @@ class LearnedForecaster(BatchForecaster):
         return splits, fold_of, oof
 
     def _fit_residuals(self, X: np.ndarray, log2s: np.ndarray, y: np.ndarray,
-                       groups: np.ndarray) -> tuple[np.ndarray, float]:
+                       groups: np.ndarray, found=None) -> tuple[np.ndarray, float]:
         """Out-of-fold log2 residuals (folds grouped by problem) and the temperature.
 
         With ideal_offset="auto", each share in `OFFSET_GRID` gets its own out-of-fold medians
@@ -392,7 +474,8 @@ class LearnedForecaster(BatchForecaster):
         The temperature is fitted on out-of-fold bin probabilities in which each fold's rows
         get the residuals of the *other* folds only (a row's own error never widens or
         narrows its own distribution), minimising `calibration_objective`. With fewer than 2
-        problems: in-sample residuals, T = 1 (and "auto" takes 0.5)."""
+        problems: in-sample residuals, T = 1 (and "auto" takes 0.5). `found`: the result of
+        `_oof_medians` on these rows when already computed (choosing the reference use)."""
         folds = min(self.calibration_folds, len(set(groups.tolist())))
         if folds < 2:
             if self.ideal_offset == "auto":
@@ -401,7 +484,7 @@ class LearnedForecaster(BatchForecaster):
             self._keep_calibration(np.zeros((0, bins.N_BINS)), np.zeros(0))
             res = log2s - self._median(self._fit_median(X, log2s), X)
             return res, 1.0
-        splits, fold_of, oof = self._oof_medians(X, log2s, groups, folds)
+        splits, fold_of, oof = found or self._oof_medians(X, log2s, groups, folds)
         res = log2s - oof
         p = self._oof_probabilities(X, oof, res, splits, fold_of)
         t = _temperature_for(p, y, self.calibration_objective)
@@ -622,6 +705,11 @@ class LearnedForecaster(BatchForecaster):
         # A model saved before reference times existed used the estimate and recorded none.
         state.setdefault("reference_time", "estimate")
         state.setdefault("reference_ms_", {})
+        # ...and one saved before reference uses existed put a measured time in ref_log10_us only.
+        use = "feature" if state["reference_time"] == "measured" else None
+        state.setdefault("reference_use", use or "auto")
+        state.setdefault("reference_use_", use)
+        state.setdefault("use_errors_", {})
         self.__dict__.update(state)
 
     def save(self, path: str | Path) -> Path:
