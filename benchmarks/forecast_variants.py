@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/forecast_variants.py --save-features FEATURES.npz [--gpu h100]
     PYTHONPATH=. python benchmarks/forecast_variants.py --features FEATURES.npz --jobs 16 \\
         [--variants 'default;leaf50'] [--seeds 5] [--out DIR]
-    python benchmarks/forecast_variants.py --merge PARTIAL.json [--commit SHA]
+    python benchmarks/forecast_variants.py --merge PARTIAL.json [--commit SHA] [--into RESULTS.json]
 
 The first form builds the feature matrix of the shipped --gpu data once (features need the
 reference traces, so they are built where the app's stack is installed) and saves it with the
@@ -498,9 +498,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--merge", default=None, metavar="PARTIAL_JSON",
                     help="add a partial run's variants to the committed results file")
     ap.add_argument("--commit", default=None, help="with --merge: the partial run's code commit")
+    ap.add_argument("--into", default=None, metavar="JSON",
+                    help="with --merge: the results file to add to (default: the committed "
+                         "forecast-variants-<gpu>.json)")
     args = ap.parse_args(argv)
     if args.merge:
-        path = RESULTS_DIR / f"forecast-variants-{args.gpu}.json"
+        path = Path(args.into) if args.into else RESULTS_DIR / f"forecast-variants-{args.gpu}.json"
         doc = merge(json.loads(path.read_text()), json.loads(Path(args.merge).read_text()), args.commit)
         path.write_text(json.dumps(doc, indent=1) + "\n")
         print(f"wrote {path} ({len(doc['metrics'])} variants)")
