@@ -8,10 +8,12 @@ Reads the shipped data (kernels_cache/shipped/, `workbench.dataset.load_shipped`
 problem-level cross-validation for the learned and roofline forecasters on --gpu, and for the
 learned forecaster trains on --gpu and scores on --cross-gpu (held-out problems too), then writes
 benchmarks/results/forecast-<gpu>.json (with a fixed --ideal-offset SHARE, an ablation:
-forecast-offset-<SHARE>-<gpu>.json, "benchmark": "forecast-offset-<SHARE>"; with
---reference-time measured, the learned forecaster's reference-time feature holds the reference's
-measured time on the GPU, each held-out problem's reference timed once, and every results name
-gets "-measured-reference", e.g. forecast-measured-reference-<gpu>.json):
+forecast-offset-<SHARE>-<gpu>.json, "benchmark": "forecast-offset-<SHARE>"). The learned
+forecaster reads the reference's measured time on the GPU (reference_time="measured", the
+default since 2026-11-26: each held-out problem's reference timed once, from its measurements,
+never a candidate's time; which features it enters is chosen inside each fit); with
+--reference-time estimate it reads only the analytic estimate and every results name gets
+"-estimate-reference", e.g. forecast-estimate-reference-<gpu>.json:
 
     {"benchmark": "forecast", "gpu", "date", "commit", "data", "learned": {settings},
      "metrics": {"learned": {...}, "roofline": {...}, "cross_gpu": {...}}}
@@ -32,8 +34,8 @@ both forecasters are scored on the held-out ones; benchmarks/results/forecast-pr
 ("benchmark": "forecast-prospective") lists them.
 
 The learned forecaster's settings are fixed a priori (no tuning on the test folds); its
-calibration and its share of the roofline ideal (ideal_offset="auto") are fitted inside each
-training fold only (see workbench/forecast/learned.py).
+calibration, its share of the roofline ideal (ideal_offset="auto") and the features the measured
+reference time enters (reference_use="auto") are fitted inside each training fold only (see workbench/forecast/learned.py).
 
 Only real measurements belong in benchmarks/results: the script refuses data whose
 measurements are marked synthetic unless --out points elsewhere.
@@ -89,7 +91,7 @@ def _load(data: Path, gpu: str, out: Path):
 
 
 def _factory(max_iter: int, kind: str, calibration_folds: int, ideal_offset: float | str,
-             seed: int = 0, reference_time: str = "estimate"):
+             seed: int = 0, reference_time: str = "measured"):
     """A maker of fresh learned forecasters with these settings (one per training fold)."""
     return lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind,
                                      calibration_folds=calibration_folds, ideal_offset=ideal_offset,
@@ -107,7 +109,7 @@ def _write(out: Path, doc: dict) -> dict:
 def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
         plots: Path | None = None, max_iter: int = 100, kind: str = "regression",
         calibration_folds: int = 10, ideal_offset: float | str = "auto",
-        reference_time: str = "estimate") -> dict:
+        reference_time: str = "measured") -> dict:
     """Run the benchmark and write `out`; returns the JSON written."""
     problems, candidates, measurements, synthetic = _load(data, gpu, out)
     keys = {m.hardware_key for m in measurements}
@@ -134,6 +136,7 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
                        "ideal_offset": probe.ideal_offset, "offset_grid": list(OFFSET_GRID),
                        "min_samples_leaf": probe.min_samples_leaf,
                        "reference_time": probe.reference_time,
+                       "reference_use": probe.reference_use,
                        "n_features": len(FEATURE_NAMES)},
            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(),
            "data": str(data), "synthetic": synthetic, "seconds": round(time.time() - t0, 1),
@@ -147,7 +150,7 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
 def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, max_iter: int = 100,
                kind: str = "regression", calibration_folds: int = 10,
                ideal_offset: float | str = "auto", after: str | None = None,
-               reference_time: str = "estimate") -> dict:
+               reference_time: str = "measured") -> dict:
     """The learned forecaster's problem-level cross-validation with fold seeds 0..n_seeds-1;
     writes `out` ("benchmark": "forecast-splits") and returns it. With `after` (YYYY-MM-DD) the
     same cross-validated forecasts are also scored on the rows of the problems first measured
@@ -213,7 +216,7 @@ def added_after(measurements, gpu: str, after: str) -> list[str]:
 
 def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int = 100,
                     kind: str = "regression", calibration_folds: int = 10,
-                    ideal_offset: float | str = "auto", reference_time: str = "estimate") -> dict:
+                    ideal_offset: float | str = "auto", reference_time: str = "measured") -> dict:
     """Train on the problems measured by `after`, score on those added later; writes `out`
     ("benchmark": "forecast-prospective") and returns it."""
     problems, candidates, measurements, synthetic = _load(data, gpu, out)
@@ -251,16 +254,16 @@ def per_problem_offsets(result) -> dict[str, float]:
     return dict(sorted(offsets.items()))
 
 
-def benchmark_name(ideal_offset: float | str, reference_time: str = "estimate") -> str:
+def benchmark_name(ideal_offset: float | str, reference_time: str = "measured") -> str:
     """"forecast" for the default forecaster; "forecast-offset-<share>" for a fixed share (an
-    ablation, written to its own results file); "-measured-reference" added with
-    reference_time="measured"."""
+    ablation, written to its own results file); "-estimate-reference" added with
+    reference_time="estimate" (the default is "measured")."""
     name = "forecast" if ideal_offset == "auto" else f"forecast-offset-{float(ideal_offset):g}"
     return name + _reference_suffix(reference_time)
 
 
 def _reference_suffix(reference_time: str) -> str:
-    return "-measured-reference" if reference_time == "measured" else ""
+    return "-estimate-reference" if reference_time == "estimate" else ""
 
 
 def _offset(text: str) -> float | str:
@@ -296,11 +299,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ideal-offset", type=_offset, default="auto",
                     help="share of the roofline ideal the regression target is relative to: a "
                     "number >= 0, or 'auto' (chosen inside each fit; the default)")
-    ap.add_argument("--reference-time", choices=("estimate", "measured"), default="estimate",
-                    help="the learned forecaster's reference-time feature: the analytic estimate "
-                    "(default) or the reference's measured time on the GPU where known (each "
-                    "held-out problem's reference timed once; results files get "
-                    "'-measured-reference' in their name)")
+    ap.add_argument("--reference-time", choices=("estimate", "measured"), default="measured",
+                    help="the learned forecaster's reference time: measured on the GPU where "
+                    "known (default; each held-out problem's reference timed once) or only the "
+                    "analytic estimate (results files get '-estimate-reference' in their name)")
     ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
     ap.add_argument("--split-seeds", type=int, default=0, metavar="N",
                     help="instead: repeat the learned forecaster's cross-validation with fold seeds "

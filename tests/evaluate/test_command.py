@@ -42,8 +42,10 @@ def test_cli_needs_a_gpu(shipped, capsys):
     assert "--gpu" in capsys.readouterr().err
 
 
-def test_cli_learned_with_measured_reference_time(shipped, tmp_path, capsys, monkeypatch):
-    """--reference-time measured reaches the learned forecaster the CLI builds."""
+@pytest.mark.parametrize("option, expected", [((), "measured"), (("--reference-time", "estimate"), "estimate")])
+def test_cli_learned_reference_time(shipped, tmp_path, capsys, monkeypatch, option, expected):
+    """The learned forecaster the CLI builds reads measured reference times by default;
+    --reference-time estimate reaches it too."""
     import workbench.commands.evaluate as cmd
 
     made = []
@@ -55,9 +57,9 @@ def test_cli_learned_with_measured_reference_time(shipped, tmp_path, capsys, mon
 
     monkeypatch.setattr(cmd, "make_forecaster", spy)
     assert main(["evaluate", "--gpu", "h100", "--source", str(shipped), "--folds", "3",
-                 "--reference-time", "measured", "--out", str(tmp_path)]) == 0
+                 *option, "--out", str(tmp_path)]) == 0
     assert "learned" in capsys.readouterr().out
-    assert made and all(f.reference_time == "measured" for f in made)
+    assert made and all(f.reference_time == expected for f in made)
     assert all(len(f.reference_ms_) > 0 for f in made[1:])  # fitted ones recorded times
     with pytest.raises(SystemExit):
         main(["evaluate", "--gpu", "h100", "--reference-time", "guess"])
@@ -132,26 +134,28 @@ def test_split_seeds_repeat_the_learned_cross_validation(shipped, tmp_path, caps
         bench.main(["--data", str(shipped), "--split-seeds", "1", "--out", str(out)])
 
 
-def test_benchmark_measured_reference_time_has_its_own_name(shipped, tmp_path):
-    """--reference-time measured: the learned forecaster reads the measured reference times, and
-    every results name says so."""
+def test_benchmark_estimate_reference_time_has_its_own_name(shipped, tmp_path):
+    """The learned forecaster reads the measured reference times by default; with
+    --reference-time estimate it reads only the estimate, and every results name says so."""
     bench = _bench()
-    out = tmp_path / "measured.json"
+    out = tmp_path / "estimate.json"
     assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30", "--cross-gpu", "",
-                       "--reference-time", "measured", "--out", str(out)]) == 0
+                       "--reference-time", "estimate", "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["benchmark"] == "forecast-measured-reference"
-    assert doc["learned"]["reference_time"] == "measured"
+    assert doc["benchmark"] == "forecast-estimate-reference"
+    assert doc["learned"]["reference_time"] == "estimate"
     default = tmp_path / "default.json"
     assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30", "--cross-gpu", "",
                        "--out", str(default)]) == 0
     base = json.loads(default.read_text())
-    assert base["learned"]["reference_time"] == "estimate"
+    assert base["benchmark"] == "forecast"
+    assert base["learned"]["reference_time"] == "measured" and base["learned"]["reference_use"] == "auto"
     # same folds, same rows; the roofline does not read reference times (that the learned
     # model's held-out forecasts use them: tests/forecast/test_learned.py)
     assert doc["metrics"]["roofline"] == base["metrics"]["roofline"]
     assert doc["metrics"]["learned"]["n"] == base["metrics"]["learned"]["n"]
-    assert bench.benchmark_name(0.5, "measured") == "forecast-offset-0.5-measured-reference"
+    assert bench.benchmark_name(0.5, "estimate") == "forecast-offset-0.5-estimate-reference"
+    assert bench.benchmark_name(0.5, "measured") == "forecast-offset-0.5"
 
 
 @pytest.fixture(scope="module")

@@ -478,7 +478,8 @@ def test_auto_reference_use_is_chosen_by_out_of_fold_error(informative, expected
     assert err < np.mean(np.abs(auto.predict_median(measured_reference_matrix(X, ms, other))
                                 - np.log2(speedups)))
     # an estimate model ignores the times
-    est = LearnedForecaster(max_iter=30).fit_matrix(X, speedups, groups, reference_ms=ms)
+    est = LearnedForecaster(max_iter=30, reference_time="estimate").fit_matrix(
+        X, speedups, groups, reference_ms=ms)
     assert est.reference_use_ is None and est.use_errors_ == {}
 
 

@@ -81,7 +81,7 @@ def test_cli_measured_reference_time_reaches_the_forecaster(tmp_path, capsys, mo
 
 def test_forecaster_from_args_without_reference_time(tmp_path):
     """Callers that build the args themselves (the app's runner) may leave reference_time out:
-    the learned forecaster then uses the estimate."""
+    the learned forecaster then reads the measured reference time, the default."""
     import argparse
 
     from workbench.commands.search import _forecaster
@@ -90,4 +90,4 @@ def test_forecaster_from_args_without_reference_time(tmp_path):
     args = argparse.Namespace(forecaster="learned", forecaster_path=None)
     with Store(db) as st:
         fc = _forecaster(st, args, st.get_problem("L1/90_synth_a"), "h100")
-    assert fc.reference_time == "estimate" and fc.n_train_ > 0
+    assert fc.reference_time == "measured" and fc.n_train_ > 0

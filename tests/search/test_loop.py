@@ -469,3 +469,63 @@ def test_crash_in_the_deferred_step_then_resume_ends_with_same_archive(tmp_path)
             got = st.events(sid)
         assert resumed.archive.signature() == ref.archive.signature(), f"crash at event {at}"
         assert sum(1 for e in got if e["kind"] == "measured") == ref_summary["gpu_measurements"]
+
+
+def test_a_run_starts_with_the_databases_reference_time(tmp_path, learned_replay):
+    """Measurements of the problem on the GPU already in the database give the run its
+    reference time before its first measurement (the median, kept in the "started" event, so a
+    resumed run reads the same one whatever the database has gained since); the step-0
+    forecasts read it. Without any, the forecaster forgets a time an earlier run left and reads
+    the estimate until the run's first measurement."""
+    import dataclasses
+
+    from workbench.evaluate.synthetic import make_synthetic
+    from workbench.forecast.features import FEATURE_NAMES
+    from workbench.forecast.learned import LearnedForecaster
+
+    problem, cands, ex, _ = learned_replay
+    problems, all_cands, ms = make_synthetic(n_problems=8, per_problem=40, seed=3)
+    fc = LearnedForecaster(max_iter=20, reference_time="measured", reference_use="feature").fit(
+        problems, all_cands, [m for m in ms if m.problem_id != problem.id])
+    key = (problem.id, "h100")
+    earlier = [dataclasses.replace(m, candidate_id=f"earlier{i}", reference_ms=t)
+               for i, (m, t) in enumerate(zip([m for m in ms if m.problem_id == problem.id][:3],
+                                              (2.0, 5.0, 3.0)))]
+    ref = FEATURE_NAMES.index("ref_log10_us")
+
+    def step0_features(st, run):
+        C = {c.id: c for c in cands}
+        first = [e["payload"]["forecast"]["candidate_id"] for e in st.events(run.search_id)
+                 if e["kind"] == "forecast" and e["payload"]["step"] == 0]
+        return first, C
+
+    with Store(tmp_path / "prior.sqlite") as st:
+        st.put_measurements(earlier)
+        run = SearchRun(st, problem, ex, ReplayGenerator(cands, ex.candidate_ids), fc,
+                        make_method("screen_topk", k=2, m=3), budget=6, seed=4, adapt_forecasts=False)
+        run.start()
+        assert run.prior_reference_ms == pytest.approx(3.0)
+        started = next(e for e in st.events(run.search_id) if e["kind"] == "started")
+        assert started["payload"]["reference_ms"] == pytest.approx(3.0)
+        run.step()  # step 0: seeds forecast before anything is measured
+        assert fc.reference_ms_[key] == pytest.approx(3.0)
+        first, C = step0_features(st, run)
+        assert first
+        # resumed with more in the database: the started event's time, not a new median
+        st.put_measurements([dataclasses.replace(earlier[0], candidate_id="later", reference_ms=50.0)])
+        again = SearchRun(st, problem, ex, ReplayGenerator(cands, ex.candidate_ids), fc,
+                          make_method("screen_topk", k=2, m=3), budget=6, seed=4,
+                          adapt_forecasts=False).resume(run.search_id)
+        assert again.prior_reference_ms == pytest.approx(3.0)
+    told = fc._features([(problem, C[cid], run.hardware) for cid in first])
+    assert np.allclose(told[:, ref], np.log10(1 + 1e3 * 3.0))
+    with Store(tmp_path / "none.sqlite") as st:  # nothing earlier: the estimate at step 0
+        run = SearchRun(st, problem, ex, ReplayGenerator(cands, ex.candidate_ids), fc,
+                        make_method("screen_topk", k=2, m=3), budget=6, seed=4, adapt_forecasts=False)
+        run.start()
+        assert run.prior_reference_ms is None
+        run._record_reference_times()
+        assert key not in fc.reference_ms_  # the first run's time is forgotten
+        run.run()
+        assert fc.reference_ms_[key] == pytest.approx(
+            float(np.median([m.reference_ms for m in run.measurements.values() if m.reference_ms])))

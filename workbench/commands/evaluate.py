@@ -24,16 +24,16 @@ def register(sub) -> None:
     p.add_argument("--split", choices=("heldout-problems", "none"), default="heldout-problems")
     p.add_argument("--folds", type=int, default=5, help="cross-validation folds (default 5)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--reference-time", choices=("estimate", "measured"), default="estimate",
-                   help="learned forecaster: its reference-time feature is the analytic estimate "
-                   "(default) or the reference's measured time on the GPU (each scored problem's "
-                   "reference timed once, from its measurements; never a candidate's time)")
+    p.add_argument("--reference-time", choices=("estimate", "measured"), default="measured",
+                   help="learned forecaster: the reference's time in its features is its measured "
+                   "time on the GPU (default: each scored problem's reference timed once, from its "
+                   "measurements; never a candidate's time) or only the analytic estimate")
     p.add_argument("--source", help="read this shipped-layout directory instead of the database")
     p.add_argument("--out", default="eval", help="directory for PNGs and metrics.json (default ./eval)")
     p.set_defaults(handler=_evaluate)
 
 
-def make_forecaster(name: str, seed: int = 0, reference_time: str = "estimate"):
+def make_forecaster(name: str, seed: int = 0, reference_time: str = "measured"):
     """A fresh forecaster by CLI name (`reference_time`: the learned forecaster's, see
     `LearnedForecaster`)."""
     from workbench.forecast import LearnedForecaster, RooflineForecaster

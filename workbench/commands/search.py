@@ -33,10 +33,11 @@ def register(sub) -> None:
                    help="learned: fit on the database's measurements of other problems; roofline; "
                    "llm: $WORKBENCH_LLM_BASE_URL / _MODEL; none: only with measure_all")
     p.add_argument("--forecaster-path", help="a saved LearnedForecaster to load instead of fitting one")
-    p.add_argument("--reference-time", choices=("estimate", "measured"), default="estimate",
-                   help="the fitted learned forecaster's reference-time feature: the analytic "
-                   "estimate (default) or the reference's measured time on the GPU, read from the "
-                   "run's own measurements once the first kernel is measured")
+    p.add_argument("--reference-time", choices=("estimate", "measured"), default="measured",
+                   help="the fitted learned forecaster's reference time: measured on the GPU "
+                   "(default: the database's earlier measurements of the problem there when the run "
+                   "starts, the run's own once a kernel is measured, the estimate before either) or "
+                   "only the analytic estimate")
     p.add_argument("--generator", choices=GENERATORS, default="auto",
                    help="auto = replay for --gpu replay:*, else mutation")
     p.add_argument("--seed", type=int, default=0)
@@ -174,5 +175,5 @@ def _forecaster(store, args, problem, hardware_key: str):
     # Fit on other problems only: the searched problem's own measurements would leak the answer.
     ms = [m for m in store.measurements(hardware_key=hardware_key) if m.problem_id != problem.id]
     # Callers that build args themselves (the app's runner) may leave reference_time out.
-    reference_time = getattr(args, "reference_time", "estimate")
+    reference_time = getattr(args, "reference_time", "measured")
     return LearnedForecaster(reference_time=reference_time).fit(store.problems(), store.candidates(), ms)

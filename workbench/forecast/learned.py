@@ -221,7 +221,7 @@ class LearnedForecaster(BatchForecaster):
                  max_leaf_nodes: int = 15, calibration_folds: int = 10, explain_top: int = 6,
                  n_threads: int = 1, seed: int = 0, kind: str = "regression",
                  calibration_objective: str = "match", ideal_offset: float | str = "auto",
-                 min_samples_leaf: int = 100, reference_time: str = "estimate",
+                 min_samples_leaf: int = 100, reference_time: str = "measured",
                  reference_use: str = "auto"):
         if kind not in KINDS:
             raise ConfigError(f"kind is one of {', '.join(KINDS)}, got {kind!r}")
@@ -270,6 +270,19 @@ class LearnedForecaster(BatchForecaster):
             if m.reference_ms is not None and math.isfinite(m.reference_ms) and m.reference_ms > 0:
                 times.setdefault((m.problem_id, m.hardware_key), []).append(float(m.reference_ms))
         self.reference_ms_.update({k: float(np.median(v)) for k, v in times.items()})
+        return self
+
+    def record_reference_time(self, problem_id: str, hardware_key: str,
+                              ms: float | None) -> "LearnedForecaster":
+        """Record one (problem, GPU)'s measured reference time in ms (one known before any of
+        a search's own measurements, e.g. from earlier ones in the database), or with None
+        forget it (that problem's forecasts then read the estimate); returns self."""
+        if ms is None:
+            self.reference_ms_.pop((problem_id, hardware_key), None)
+            return self
+        if not (isinstance(ms, (int, float)) and math.isfinite(ms) and ms > 0):
+            raise ConfigError(f"a reference time is a positive number of ms, got {ms!r}")
+        self.reference_ms_[(problem_id, hardware_key)] = float(ms)
         return self
 
     def _reference_times(self, rows: Sequence[tuple[Problem, Candidate, Hardware]]) -> np.ndarray:

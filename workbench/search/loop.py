@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -107,6 +108,7 @@ class SearchRun:
         self.adapt_forecasts = bool(adapt_forecasts)
         self.hardware = executor.hardware
         self.search_id: str | None = None
+        self.prior_reference_ms: float | None = None
         self._stop = threading.Event()
         self._reset_state()
 
@@ -185,8 +187,10 @@ class SearchRun:
     def start(self) -> str:
         """Create the search in the store (idempotent); returns its id."""
         if self.search_id is None:
+            self.prior_reference_ms = self._stored_reference_ms()
             self.search_id = self.store.create_search(self.config())
-            self.store.add_event(self.search_id, "started", {"step": 0, "config": self.config()})
+            self.store.add_event(self.search_id, "started", {"step": 0, "config": self.config(),
+                                                            "reference_ms": self.prior_reference_ms})
             self.store.set_search_state(self.search_id, "running")
         return self.search_id
 
@@ -209,6 +213,8 @@ class SearchRun:
         self._reset_state()
         self.search_id = search_id
         events = self.store.events(search_id)
+        started = next((e["payload"] for e in events if e["kind"] == "started"), {})
+        self.prior_reference_ms = started.get("reference_ms")
         last_done = max((i for i, e in enumerate(events) if e["kind"] == "step_done"), default=-1)
         for e in events[: last_done + 1]:
             self._apply(e["kind"], e["payload"])
@@ -359,15 +365,29 @@ class SearchRun:
                     if m.ok and cid in self.candidates]  # adapted() keeps the positive speedups
         return adapt(self.problem, self.hardware, evidence) if evidence else self.forecaster
 
+    def _stored_reference_ms(self) -> float | None:
+        """The median reference time (ms) of this problem's measurements on this GPU already in
+        the database (earlier runs, loaded or replayed data), or None."""
+        times = [m.reference_ms for m in self.store.measurements(problem_id=self.problem.id,
+                                                                  hardware_key=self.hardware.key)
+                 if m.reference_ms is not None and m.reference_ms > 0]
+        return float(statistics.median(times)) if times else None
+
     def _record_reference_times(self) -> None:
         """Give a forecaster that records reference times (the learned one; used with
-        reference_time="measured") the reference times of this run's measurements, which the
-        executor takes with every kernel: from the first measurement on, this problem's forecasts
-        read its measured reference time instead of the estimate. Rebuilt from the events on
-        resume, like the measurements themselves."""
+        reference_time="measured") this problem's measured reference time: the median over this
+        run's measurements (the executor times the reference with every kernel) once there are
+        any, before that the database's time recorded when the run started (`prior_reference_ms`,
+        in the "started" event), if there was one; else none (the forecaster forgets any time it
+        holds for the problem and reads the estimate until the first measurement, whatever
+        earlier runs told it). Rebuilt from the events on resume."""
         record = getattr(self.forecaster, "record_reference_times", None)
-        if callable(record) and self.measurements:
-            record(list(self.measurements.values()))
+        one = getattr(self.forecaster, "record_reference_time", None)
+        measured = [m for m in self.measurements.values() if m.reference_ms]
+        if callable(record) and measured:
+            record(measured)
+        elif callable(one):
+            one(self.problem.id, self.hardware.key, self.prior_reference_ms)
 
     def _deferred(self) -> list[Entry]:
         """Trusted, never measured archive entries, highest expected speedup first (archive

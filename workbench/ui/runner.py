@@ -93,7 +93,7 @@ class SearchRunner:
         c = self.config
         args = argparse.Namespace(problem=c["problem"], gpu=c["gpu"], method=c["method"],
                                   forecaster=c["forecaster"], forecaster_path=None,
-                                  reference_time="estimate", generator="auto",
+                                  reference_time="measured", generator="auto",
                                   budget=c["budget"], seed=c["seed"], k=c["k"], m=c["m"], selector="puct",
                                   max_seeds=c["max_seeds"], executor=c["executor"], ray_address=c["ray_address"])
         return (self._build or build_run)(self.store, args)
