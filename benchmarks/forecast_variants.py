@@ -54,6 +54,11 @@ Variants (fixed before the run; none is used by the app):
                           the dtype); the residual distribution is built from errors corrected
                           the same way, each problem's from the others (leave one problem out).
 
+Diagnostics of measured_reference_auto (`metrics.measured_reference_auto.diagnostics`): the
+off-by-one and ECE of the same fitted models when the test problems' reference times are unknown
+(`estimate_fallback_*`: their features keep the estimate, as a search's first forecasts do
+before anything is measured where the database holds no time for the problem).
+
 Diagnostics of the default (`metrics.default.diagnostics`, per seed): the off-by-one of the bin
 that holds the forecast median (instead of the distribution's most likely bin), the off-by-one
 the same medians would reach if each test problem's own median error were known and removed
@@ -384,6 +389,7 @@ def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
     median = np.zeros(len(y))
     t0 = time.time()
     picks: list[str] = []
+    fallback = np.zeros((len(y), bins.N_BINS))
     for _, te in GroupKFold(n_splits=folds, shuffle=True, random_state=seed).split(Xo, groups=go):
         train = ~np.isin(groups, np.unique(go[te]))
         if mode == "auto":
@@ -392,6 +398,7 @@ def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
             picks.append(fc.reference_use_)
             Xt = L.measured_reference_matrix(Xo[te], reference_ms[ok][te], fc.reference_use_)
             probs[te] = fc.predict_proba(Xt)
+            fallback[te] = fc.predict_proba(Xo[te])  # the test problems' times unknown
             continue
         fc = cls(n_threads=1, **kwargs).fit_matrix(X[train], speedups[train], groups[train])
         if cls is OpsNeighbourOffset:
@@ -408,6 +415,8 @@ def run_one(path: str, name: str, seed: int, folds: int = 5) -> dict:
         out["diagnostics"] = default_diagnostics(median, so, go, y)
     if picks:
         out["reference_use_per_fold"] = picks
+        out["diagnostics"] = {"estimate_fallback_off_by_one": metrics.off_by_one_accuracy(fallback, y),
+                              "estimate_fallback_ece": metrics.ece(fallback, y)}
     return {"variant": name, "seed": seed, "seconds": round(time.time() - t0, 1), **out}
 
 

@@ -71,6 +71,21 @@ def test_measured_reference_variants_score_like_the_default_on_uninformative_tim
         assert out["off_by_one"] > 0.6, name
 
 
+def test_measured_reference_auto_records_its_choices_and_the_estimate_fallback(tmp_path):
+    """The forecaster's own choice of reference use, fold by fold, and the same models scored
+    with the test problems' times unknown (which on these uninformative times scores close)."""
+    path = _features(tmp_path, estimate=True)
+    out = fv.run_one(str(path), "measured_reference_auto", seed=0)
+    assert len(out["reference_use_per_fold"]) == 5
+    assert set(out["reference_use_per_fold"]) <= {"feature", "everywhere"}
+    d = out["diagnostics"]
+    assert 0.0 <= d["estimate_fallback_ece"] <= 1.0
+    assert out["off_by_one"] > 0.6 and abs(d["estimate_fallback_off_by_one"] - out["off_by_one"]) < 0.1
+    summary = fv.summarise([out, fv.run_one(str(path), "default", seed=0)], [0])
+    assert summary["measured_reference_auto"]["reference_use_per_fold"] == {"0": out["reference_use_per_fold"]}
+    assert "estimate_fallback_off_by_one" in summary["measured_reference_auto"]["diagnostics"]
+
+
 def test_the_variants_produce_distributions(tmp_path):
     X, s, g, _, _ = fv._load(_features(tmp_path))
     for cls in (fv.Ensemble, fv.LocalResiduals, fv.ScaledResiduals):
