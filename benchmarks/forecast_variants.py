@@ -13,10 +13,12 @@ version that built it. The second form runs every
 variant below through the cross-validation of benchmarks/forecast_bench.py --split-seeds
 (GroupKFold over problems, 5 folds, shuffled by seeds 0..N-1; a fold's model trains on every
 measurement of the other problems, failures included, and is scored on the fold's ok rows), so
-variant and seed pair up: `default` reproduces forecast-splits-<gpu>.json, and each variant's
-`delta_off_by_one` is its off-by-one minus the default's on the same folds.
+variant and seed pair up: `default` reproduces forecast-splits-estimate-reference-<gpu>.json and
+`measured_reference_auto` forecast-splits-<gpu>.json, and each variant's `delta_off_by_one` is its
+off-by-one minus the default's on the same folds.
 
-Variants (fixed before the run; none is used by the app):
+Variants (each fixed before its run; measured_reference_auto is the shipped forecaster since
+2026-11-26, the others are not used by the app):
 
 - default                 LearnedForecaster(reference_time="estimate"): the estimated reference
                           time only (the shipped default until 2026-11-26);
