@@ -97,7 +97,7 @@ from sklearn.model_selection import GroupKFold
 from workbench import bins
 from workbench.calibration import metrics
 from workbench.forecast import learned as L
-from workbench.forecast.features import FEATURE_NAMES, ms_of_log10_us
+from workbench.forecast.features import FEATURE_NAMES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import commit, write_results  # noqa: E402
@@ -292,7 +292,6 @@ VARIANTS = {
     "reference_error": (L.LearnedForecaster, {}, "error_feature"),
     "ops_neighbour_offset": (OpsNeighbourOffset, {}, None),
 }
-_REF = FEATURE_NAMES.index("ref_log10_us")
 
 
 def with_measured_reference(X: np.ndarray, reference_ms: np.ndarray, mode: str | None) -> np.ndarray:
@@ -301,12 +300,7 @@ def with_measured_reference(X: np.ndarray, reference_ms: np.ndarray, mode: str |
         return X
     if mode != "error_feature":
         return L.measured_reference_matrix(X, reference_ms, mode)
-    known = np.isfinite(reference_ms)
-    estimated_ms = ms_of_log10_us(X[:, _REF])
-    error = np.zeros(len(X))
-    both = known & (estimated_ms > 0)  # the estimate is positive wherever a reference was traced
-    error[both] = np.log2(reference_ms[both] / estimated_ms[both])
-    return np.column_stack([X, error])
+    return np.column_stack([X, L.reference_time_error(X, reference_ms)])
 
 
 def parse_variants(text: str) -> list[str]:

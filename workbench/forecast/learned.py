@@ -74,29 +74,44 @@ REFERENCE_TIMES = ("estimate", "measured")
 REFERENCE_USES = ("feature", "everywhere", "auto")
 
 
+#: Shares of the ideal log2-speedup that `ideal_offset="auto"` chooses among.
+OFFSET_GRID = (0.25, 0.5, 0.75, 1.0)
+
+
+def _known_times(reference_ms) -> tuple[np.ndarray, np.ndarray]:
+    """(the times as floats, the mask of rows with a measured time: finite and > 0)."""
+    ms = np.asarray(reference_ms, dtype=float)
+    return ms, np.isfinite(ms) & (ms > 0)
+
+
+def reference_time_error(X: np.ndarray, reference_ms) -> np.ndarray:
+    """(n,) log2(measured / estimated reference time) of each row of the estimate-based feature
+    matrix X (the estimate read back from `ref_log10_us`); 0 where either is unknown."""
+    ms, known = _known_times(reference_ms)
+    estimated_ms = ms_of_log10_us(np.asarray(X)[:, _REF])
+    both = known & (estimated_ms > 0)  # the estimate is positive wherever a reference was traced
+    error = np.zeros(len(ms))
+    error[both] = np.log2(ms[both] / estimated_ms[both])
+    return error
+
+
 def measured_reference_matrix(X: np.ndarray, reference_ms, use: str) -> np.ndarray:
     """A copy of the estimate-based feature matrix X with each row's measured reference time
     (`reference_ms`, ms, NaN or <= 0 where unknown) put in: `use`="feature" replaces
     `ref_log10_us`; "everywhere" also moves the features computed from the estimated time by
-    the estimate's error e = log2(measured / estimated): `log2_ideal_speedup` (reference ms
-    over the candidate's ideal ms, so + e) and `ref_launch_share` (launch time over reference
-    ms, so x 2^-e). Rows without a measured time keep the estimate."""
+    the estimate's error e (`reference_time_error`): `log2_ideal_speedup` (reference ms over
+    the candidate's ideal ms, so + e) and `ref_launch_share` (launch time over reference ms,
+    so x 2^-e). Rows without a measured time keep the estimate."""
     if use not in ("feature", "everywhere"):
         raise ConfigError(f"use is 'feature' or 'everywhere', got {use!r}")
     X = np.array(X, dtype=float, copy=True)
-    ms = np.asarray(reference_ms, dtype=float)
-    known = np.isfinite(ms) & (ms > 0)
-    estimated_ms = ms_of_log10_us(X[:, _REF])
-    X[known, _REF] = [log10_us(v) for v in ms[known]]
+    ms, known = _known_times(reference_ms)
     if use == "everywhere":
-        both = known & (estimated_ms > 0)
-        error = np.zeros(len(X))
-        error[both] = np.log2(ms[both] / estimated_ms[both])
+        error = reference_time_error(X, ms)  # before ref_log10_us is overwritten
         X[:, _IDEAL] += error
         X[:, _SHARE] *= 2.0 ** -error
+    X[known, _REF] = [log10_us(v) for v in ms[known]]
     return X
-#: Shares of the ideal log2-speedup that `ideal_offset="auto"` chooses among.
-OFFSET_GRID = (0.25, 0.5, 0.75, 1.0)
 
 
 def relative_distribution(p_child, p_parent, width: float = 0.5) -> np.ndarray:
@@ -295,7 +310,7 @@ class LearnedForecaster(BatchForecaster):
         reference_time="measured", the recorded reference time enters the features the fitted
         `reference_use_` names, where one is known (`measured_reference_matrix`)."""
         X = feature_matrix(rows)
-        if self.reference_time == "measured" and self.reference_use_ is not None:
+        if self.reference_use_ is not None:  # set only with reference_time="measured"
             X = measured_reference_matrix(X, self._reference_times(rows), self.reference_use_)
         return X
 
