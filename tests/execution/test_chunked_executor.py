@@ -84,35 +84,59 @@ def test_a_closed_executor_refuses_work_and_cancels_the_queue():
         raise AssertionError("a closed executor accepted work")
 
 
+def _held(lock_path):
+    """The GPU's lock file held shared by this process (another worker checking)."""
+    import fcntl
+
+    fh = open(lock_path, "a+")
+    fcntl.flock(fh, fcntl.LOCK_SH)
+    return fh
+
+
 def test_phase_budget_counts_work_not_waiting(tmp_path):
-    phase = tmp_path / "phase"
-    b = PhaseBudget(phase, compile_s=10, run_s=5, now=0.0)
+    lock = str(tmp_path / "gpu0.lock")
+    holder = _held(lock)
+    b = PhaseBudget(compile_s=10, run_s=5, now=0.0, lock_path=lock)
     assert b.poll(4.0) is None                    # starting up: 4 s of compile budget
-    phase.write_text("wait-gpu")
-    assert b.poll(5.0) is None                    # 1 more s of start-up, now waiting
-    phase.write_text("checking")
-    assert b.poll(500.0) is None                  # 495 s waiting for the GPU: free
+    assert b.poll(5.0) is None                    # 1 more s of start-up
+    b.set_phase("wait-gpu")
+    assert b.poll(500.0) is None                  # 495 s waiting for a GPU someone holds: free
     assert b.spent == {"compile": 5.0, "run": 0.0}
-    phase.write_text("timing")
+    b.set_phase("checking")
     assert b.poll(504.0) is None                  # 4 s of checking
+    b.set_phase("timing")
     assert b.poll(510.0) == "timing took longer than 5 s"
     # With no timing budget, timing counts against the compile budget.
-    phase.write_text("timing")
-    one = PhaseBudget(phase, compile_s=10, run_s=None, now=0.0)
-    one.poll(0.0)
+    one = PhaseBudget(compile_s=10, run_s=None, now=0.0)
+    one.set_phase("timing")
     assert one.poll(11.0) == "no result within 10 s (not counting waits for the GPU)"
-    stuck = PhaseBudget(tmp_path / "never_written", compile_s=3, run_s=5, now=0.0)
+    stuck = PhaseBudget(compile_s=3, run_s=5, now=0.0)
     assert stuck.poll(4.0) == "compilation and correctness took longer than 3 s"
+    holder.close()
+
+
+def test_a_claimed_wait_while_nobody_holds_the_gpu_counts_as_work(tmp_path):
+    # A stall disguised as a wait for the GPU: the lock is free, so the time is compile time.
+    lock = str(tmp_path / "gpu0.lock")
+    free = PhaseBudget(compile_s=10, run_s=5, now=0.0, lock_path=lock)
+    free.set_phase("wait-gpu")
+    assert free.poll(11.0) == "compilation and correctness took longer than 10 s"
+    nolock = PhaseBudget(compile_s=10, run_s=5, now=0.0)
+    nolock.set_phase("wait-gpu")
+    assert nolock.poll(11.0) is not None
 
 
 def test_phase_budget_polled_from_threads_is_independent(tmp_path):
     # Budgets of two candidates (two chunk workers) never share their clocks.
-    budgets = [PhaseBudget(tmp_path / f"p{i}", compile_s=1, run_s=1, now=0.0) for i in range(2)]
-    (tmp_path / "p0").write_text("wait-gpu")
+    lock = str(tmp_path / "gpu0.lock")
+    holder = _held(lock)
+    budgets = [PhaseBudget(compile_s=1, run_s=1, now=0.0, lock_path=lock) for i in range(2)]
     out: list = [None, None]
 
     def poll(i):
         budgets[i].poll(0.5)
+        if i == 0:
+            budgets[i].set_phase("wait-gpu")
         out[i] = budgets[i].poll(3.0)
 
     ts = [threading.Thread(target=poll, args=(i,)) for i in range(2)]
@@ -120,4 +144,5 @@ def test_phase_budget_polled_from_threads_is_independent(tmp_path):
         t.start()
     for t in ts:
         t.join()
+    holder.close()
     assert out[0] is None and out[1] is not None

@@ -208,12 +208,14 @@ def test_mutation_search_runs_live_on_cpu_executor_shape(store):
 
     problem = get_problem("L1/02_relu")
 
-    class _HashExecutor:
+    from workbench.execution.base import Executor, done_future
+
+    class _HashExecutor(Executor):
         hardware = CacheExecutor([Measurement("x", "p", "h100", Status.OK, speedup=1.0)], "h100").hardware
 
-        def measure(self, problem, cands):
-            return [Measurement(c.id, problem.id, "h100", Status.OK, speedup=0.5 + int(c.id[:4], 16) / 65536)
-                    for c in cands]
+        def submit(self, problem, cands):
+            return [done_future(Measurement(c.id, problem.id, "h100", Status.OK,
+                                            speedup=0.5 + int(c.id[:4], 16) / 65536)) for c in cands]
 
     run = SearchRun(store, problem, _HashExecutor(), MutationGenerator(ZooGenerator()), None,
                     make_method("measure_all", k=3), budget=12, seed=0)
@@ -235,13 +237,13 @@ def test_watch_from_another_process_while_running(tmp_path, replay):
         from workbench.store import Store
         problem, cands, ms = synthetic_pool()
         ex = CacheExecutor(ms, "h100")
-        class Slow(CacheExecutor):
-            def measure(self, p, cs):
+        class Slow(NoisyOracleForecaster):
+            def forecast_batch(self, *a, **kw):
                 time.sleep(0.3)
-                return super().measure(p, cs)
+                return super().forecast_batch(*a, **kw)
         st = Store({str(db)!r})
-        run = SearchRun(st, problem, Slow(ms, "h100"), ReplayGenerator(cands, ex.candidate_ids),
-                        NoisyOracleForecaster(ms), make_method("screen_topk", k=2, m=3), budget=15, seed=5)
+        run = SearchRun(st, problem, ex, ReplayGenerator(cands, ex.candidate_ids),
+                        Slow(ms), make_method("screen_topk", k=2, m=3), budget=15, seed=5)
         run.start()
         print(run.search_id, flush=True)
         run.run()
@@ -258,10 +260,59 @@ def test_watch_from_another_process_while_running(tmp_path, replay):
         assert 4 <= sum(e["kind"] == "measured" for e in seen) < 15
         resumed = _run(st, replay, "screen_topk", budget=15, seed=5).resume(sid)
         resumed.run()
+        events = st.events(sid)
     with Store(tmp_path / "ref.sqlite") as st:
         ref = _run(st, replay, "screen_topk", budget=15, seed=5)
         ref.run()
-    assert resumed.archive.signature() == ref.archive.signature()
+    assert sum(e["kind"] == "measured" for e in events) == 15
+    poisoned = [e for e in events if e["kind"] == "measured"
+                and "the run ended while this candidate was being measured" in e["payload"]["measurement"]["reason"]]
+    if not poisoned:  # killed outside a measurement (almost always: the forecaster is the slow part)
+        assert resumed.archive.signature() == ref.archive.signature()
+
+
+class _DiesMeasuring(CacheExecutor):
+    """Replay that takes the whole process down (here: raises) when handed `poison`."""
+
+    def __init__(self, ms, poison):
+        super().__init__(ms, "h100")
+        self.poison, self.seen = poison, []
+
+    def submit(self, problem, cands):
+        self.seen += [c.id for c in cands]
+        if self.poison in {c.id for c in cands}:
+            raise _Crash()
+        return super().submit(problem, cands)
+
+
+def test_a_candidate_that_killed_the_run_is_recorded_crashed_and_never_run_again(tmp_path, replay):
+    problem, cands, ms, ex = replay
+    with Store(tmp_path / "ref.sqlite") as st:
+        ref = _run(st, replay, "measure_all", budget=8, seed=2)
+        ref.run()
+        victim = [e["payload"]["measurement"]["candidate_id"] for e in st.events(ref.search_id)
+                  if e["kind"] == "measured"][5]
+    path = tmp_path / "poison.sqlite"
+    with Store(path) as st:
+        dying = _DiesMeasuring(ms, victim)
+        run = SearchRun(st, problem, dying, ReplayGenerator(cands, ex.candidate_ids), NoisyOracleForecaster(ms),
+                        _method("measure_all"), budget=8, seed=2)
+        with pytest.raises(_Crash):
+            run.run()
+        sid = run.search_id
+    with Store(path) as st:
+        again = _DiesMeasuring(ms, victim)
+        resumed = SearchRun(st, problem, again, ReplayGenerator(cands, ex.candidate_ids), NoisyOracleForecaster(ms),
+                            _method("measure_all"), budget=8, seed=2).resume(sid)
+        resumed.run()  # does not die: the victim is not handed to the executor again
+        events = st.events(sid)
+        stored = st.get_measurement(victim, "h100")
+    assert victim not in again.seen
+    m = next(e["payload"]["measurement"] for e in events if e["kind"] == "measured"
+             and e["payload"]["measurement"]["candidate_id"] == victim)
+    assert m["status"] == "crashed" and "not measured again" in m["reason"]
+    assert stored.status.value == "crashed"
+    assert sum(e["kind"] == "measured" for e in events) == 8
 
 
 # ------------------------------------------------ forecasts adapted to the run's own measurements

@@ -1,26 +1,35 @@
 """Measure many candidates of one problem in one worker process, replacing it when it dies.
 
 Starting a Python process with torch and a CUDA context costs seconds, more than measuring a
-typical candidate. A chunk worker (`python -m workbench.execution.chunked JOBS RESULTS`) runs
-the jobs of a chunk one after another with the same checks as `worker.run_job`, appending
-one JSON line per finished job. The parent watches the results file:
+typical candidate, so a chunk worker (`python -m workbench.execution.chunked`, started under
+a supervisor, see contain.py) measures the candidates of a chunk one after another.
 
-- a worker that dies (segfault, os._exit, kill) or overruns a budget of the candidate it is
-  on (compile+correctness, timing; waiting for the GPU's lock counts against neither, see
-  sandbox.PhaseBudget) costs only that candidate, which is recorded as crashed or timeout
-  with the log tail; the unstarted rest of the chunk goes to a fresh worker;
-- the worker exits by itself after a candidate that leaves the process suspect (a sticky CUDA
-  error, a replaced torch or timer function, a changed precision flag, a leftover thread), so
-  no later candidate is measured in a tampered process.
-
-Isolation is therefore per process *between* suspect candidates; see sandbox.py for what a
-process boundary does not protect against.
+The verdict is the executor's, not the worker's:
+- the worker reads one job at a time on its standard input and answers on its channel
+  (protocol.py): "ready", then "phase" messages and exactly one "result" for the job it was
+  given, then "ready" again (or "leaving"/"bye"). The parent sends job k+1 only after job k's
+  result was confirmed by the next "ready", accepts only the result of the job it sent, and
+  records anything else (a second result, another job's id, a malformed frame, a worker that
+  dies right after reporting) as a crash of the candidate it was on;
+- the worker's result holds raw data only: its outputs at each check point and at randomly
+  chosen timed runs (written to files, tensorfile.py) and its timing samples. The parent
+  compares those outputs with the outputs of a clean reference process (reference.py), times
+  from the samples, checks the reference's time against the clean one, applies the roofline
+  floor, and only then records `ok`;
+- a worker that dies or overruns a budget of the candidate it is on (compile+correctness,
+  timing; a wait for the GPU's lock counts against neither, and a claimed wait while nobody
+  holds the lock counts as compile time) costs only that candidate; the unstarted rest of the
+  chunk goes to a fresh worker;
+- the worker leaves by itself after a candidate that leaves the process suspect (a sticky
+  CUDA error, a replaced function, a changed precision flag, a leftover thread or process),
+  so no later candidate is measured in a tampered process.
 """
 from __future__ import annotations
 
 import gc
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -30,100 +39,92 @@ import traceback
 from pathlib import Path
 from typing import Sequence
 
+from workbench.execution import contain, protocol, reference
 from workbench.execution.compile_cache import cache_env
-from workbench.execution.sandbox import PhaseBudget, exit_reason, result_to_measurement
+from workbench.execution.sandbox import PhaseBudget, exit_reason, judge, result_to_measurement
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
 LOG_TAIL_CHARS = 6000
-MAX_LOG_BYTES = 256 * 2**20
+MAX_LOG_BYTES = 64 * 2**20         # a worker whose log passes this is stopped (output flood)
+FILE_SIZE_LIMIT = 2**30            # RLIMIT_FSIZE of the worker: any one file, shipped outputs included
+MAX_SOURCE_BYTES = 1 * 2**20
 _STICKY = ("illegal memory access", "device-side assert", "CUDA error", "unspecified launch failure",
            "misaligned address", "an illegal instruction")
 
 
 # --------------------------------------------------------------------------- worker side
-def _worker_main(jobs_path: str, results_path: str) -> None:
+def _worker_main() -> None:
     from workbench.execution import guards
     from workbench.execution.worker import Verdict, run_job
 
-    jobs = [json.loads(line) for line in Path(jobs_path).read_text().splitlines() if line.strip()]
+    contain._lib().prctl(contain._PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    chan = protocol.CHANNEL_FD
+    jobs = protocol.FrameReader(0)
     import torch
 
     # Full fp32 references: cuDNN would otherwise run fp32 convolutions in TF32, so the
     # reference itself would miss fp32 tolerance. (matmul TF32 is already off by default.)
     torch.backends.cudnn.allow_tf32 = False
     baseline = None
-    with open(results_path, "a") as out:
-        for job in jobs:
-            print(f"=== candidate {job['candidate']['id']} ===", flush=True)
-            t0 = time.time()
-            try:
-                result = run_job(job)
-            except Verdict as v:
-                result = {"status": v.status, "reason": v.reason}
-            except SystemExit as e:
-                result = {"status": "crashed", "reason": f"the candidate called exit({e.code})"}
-            except MemoryError:
-                result = {"status": "runtime_error", "reason": "out of host memory"}
-            except BaseException as e:  # noqa: BLE001
-                result = {"status": "runtime_error", "reason": f"{type(e).__name__}: {str(e)[:2000]}",
-                          "traceback": traceback.format_exc()[-3000:]}
-            result["candidate_id"] = job["candidate"]["id"]
-            result.setdefault("compile_s", round(time.time() - t0, 3))
-            sys.modules.pop(f"wb_candidate_{job['candidate']['id']}", None)
-            gc.collect()
-            suspect = any(s in result.get("reason", "") for s in _STICKY)
-            if baseline is None:
-                baseline = guards.RuntimeSnapshot()
-            else:
-                changes = guards.RuntimeSnapshot().changes_since(baseline)
-                if changes and result["status"] == "ok":
-                    result = {"status": "cheat_suspected", "candidate_id": result["candidate_id"],
-                              "reason": "left the process changed: " + "; ".join(changes)}
-                suspect = suspect or bool(changes)
-            out.write(json.dumps(result) + "\n")
-            out.flush()
-            if suspect:
-                # Leave on purpose; the parent re-runs the rest in a fresh process.
-                out.write(json.dumps({"_exit": "suspect"}) + "\n")
-                out.flush()
-                break
-            try:
-                import torch
-
-                if torch.cuda.is_available():
-                    torch.cuda.empty_cache()
-            except Exception:  # noqa: BLE001
-                break
+    protocol.send(chan, {"type": "ready"})
+    while True:
+        msg = jobs.read()
+        if msg is None or msg.get("type") != "job":
+            protocol.send(chan, {"type": "bye"})
+            break
+        job, jid = msg["job"], msg["job_id"]
+        cid = job["candidate"]["id"]
+        print(f"=== candidate {cid} ===", flush=True)
+        t0 = time.time()
+        try:
+            result = run_job(job, on_phase=lambda name: protocol.send(chan, {"type": "phase", "job_id": jid,
+                                                                              "phase": name}))
+        except Verdict as v:
+            result = {"status": v.status, "reason": v.reason}
+        except SystemExit as e:
+            result = {"status": "crashed", "reason": f"the candidate called exit({e.code})"}
+        except MemoryError:
+            result = {"status": "runtime_error", "reason": "out of host memory"}
+        except BaseException as e:  # noqa: BLE001
+            result = {"status": "runtime_error", "reason": f"{type(e).__name__}: {str(e)[:2000]}",
+                      "traceback": traceback.format_exc()[-3000:]}
+        result["candidate_id"] = cid
+        result.setdefault("compile_s", round(time.time() - t0, 3))
+        sys.modules.pop(f"wb_candidate_{cid}", None)
+        gc.collect()
+        suspect = any(s in str(result.get("reason", "")) for s in _STICKY)
+        left = contain.live_children()
+        if left:
+            contain.kill_descendants()
+            if result["status"] == "ok":
+                result = {"status": "cheat_suspected", "candidate_id": cid,
+                          "reason": f"left {len(left)} process(es) running after it returned"}
+            suspect = True
+        if baseline is None:
+            baseline = guards.RuntimeSnapshot()
         else:
-            out.write(json.dumps({"_exit": "done"}) + "\n")
-            out.flush()
+            changes = guards.RuntimeSnapshot().changes_since(baseline)
+            if changes and result["status"] == "ok":
+                result = {"status": "cheat_suspected", "candidate_id": cid,
+                          "reason": "left the process changed: " + "; ".join(changes)}
+            suspect = suspect or bool(changes)
+        protocol.send(chan, {"type": "result", "job_id": jid, "result": result})
+        if suspect:
+            # Leave on purpose; the parent runs the rest in a fresh process.
+            protocol.send(chan, {"type": "leaving"})
+            break
+        try:
+            if torch.cuda.is_available():
+                torch.cuda.empty_cache()
+        except Exception:  # noqa: BLE001
+            protocol.send(chan, {"type": "leaving"})
+            break
+        protocol.send(chan, {"type": "ready"})
     sys.stdout.flush()
     os._exit(0)
 
 
 # --------------------------------------------------------------------------- parent side
-def _preexec(cpus: list[int] | None = None):
-    import resource
-
-    os.setsid()
-    if cpus and hasattr(os, "sched_setaffinity"):
-        os.sched_setaffinity(0, cpus)
-    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_LOG_BYTES, MAX_LOG_BYTES))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-
-def _read_results(path: Path) -> list[dict]:
-    if not path.exists():
-        return []
-    out = []
-    for line in path.read_text().splitlines():
-        try:
-            out.append(json.loads(line))
-        except json.JSONDecodeError:
-            break
-    return out
-
-
 def _tail(path: Path, start: int = 0) -> str:
     try:
         with open(path, "rb") as fh:
@@ -140,11 +141,25 @@ def to_measurement(result: dict, problem: Problem, candidate: Candidate, hardwar
     return result_to_measurement(result, problem, candidate, hardware, log)
 
 
+def _failed(problem: Problem, c: Candidate, hw: Hardware, status: Status, reason: str, log: str = "") -> Measurement:
+    return Measurement(candidate_id=c.id, problem_id=problem.id, hardware_key=hw.key,
+                       hardware_fingerprint=hw.fingerprint, status=status, reason=reason, log=log,
+                       hardware_json=json.dumps(hw.to_dict()))
+
+
+def _log_start(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
 def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardware, *, device: str = "cuda",
               gpu_index: int | None = None, timeout_s: float = 120.0, lock_path: str | None = None,
               roofline_floor_ms: float | None = None, options: dict | None = None,
               cache_root: str | Path | None = None, on_result=None, run_timeout_s: float | None = None,
-              max_wait_s: float = 3600.0, on_raw=None, respawn: bool = True) -> list[Measurement]:
+              max_wait_s: float = 3600.0, on_raw=None, respawn: bool = True,
+              cpu_mem_bytes: int | None = None) -> list[Measurement]:
     """Measure `candidates` (one problem, distinct ids) in as few worker processes as their
     behaviour allows.
 
@@ -153,120 +168,200 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
     `run_timeout_s` for its timed regions (None: they count against `timeout_s`), `max_wait_s`
     in all; time spent waiting for the GPU's lock counts against none but `max_wait_s`.
     `on_result(measurement)` is called as each one is known; `on_raw(candidate, result)` with
-    the worker's result dict (e.g. the `repeats` of `timing_repeats`), when there is one.
-    `options["worker_cpus"]`, when set, is the CPU affinity of the worker process.
+    the judged result dict (e.g. the `repeats` of `timing_repeats`), when there is one.
+    `options["worker_cpus"]`, when set, is the CPU affinity of the worker process;
+    `cpu_mem_bytes` its RLIMIT_AS (CPU runs only: it breaks CUDA).
     `respawn=False`: return once the first worker process has ended, with Measurements only for
     the candidates it finished or was on (a caller's queue can then spread the rest).
     """
+    options = dict(options or {})
     pending = list({c.id: c for c in candidates}.values())  # a repeated id is measured once
     done: dict[str, Measurement] = {}
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    root = str(Path(__file__).resolve().parents[2])
-    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    if device == "cpu":
-        env["TRITON_INTERPRET"] = "1"
-        env["CUDA_VISIBLE_DEVICES"] = ""
-    elif gpu_index is not None:
-        env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
 
     def record(c: Candidate, m: Measurement) -> None:
         done[c.id] = m
         if on_result:
             on_result(m)
 
+    for c in list(pending):
+        size = len(c.source.encode("utf-8", "replace"))
+        if size > MAX_SOURCE_BYTES:
+            record(c, _failed(problem, c, hardware, Status.COMPILE_ERROR,
+                              f"the candidate's source is {size} bytes, over the {MAX_SOURCE_BYTES} byte limit"))
+    pending = [c for c in pending if c.id not in done]
+    root = str(Path(__file__).resolve().parents[2])
+    base_env = dict(os.environ)
+    base_env["PYTHONPATH"] = root + (os.pathsep + base_env["PYTHONPATH"] if base_env.get("PYTHONPATH") else "")
+    if device == "cpu":
+        # One intra-op thread: on a few shared cores, torch's thread pool makes a small
+        # reference's wall time depend on what the neighbours do (milliseconds for microseconds).
+        base_env.update(TRITON_INTERPRET="1", CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
+    elif gpu_index is not None:
+        base_env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
+    spec = reference.spec_for(problem.to_dict(), device, options, lock_path)
+    spec["gpu"] = base_env.get("CUDA_VISIBLE_DEVICES", "")
+    abi = contain.landlock_abi()
+    ref_future = reference.STORE.get(spec, contain.minimal_env(base_env, tempfile.gettempdir()),
+                                     max(120.0, 3 * timeout_s), check_hashes=abi < 1) if pending else None
+
     while pending:
         with tempfile.TemporaryDirectory(prefix="wb_chunk_") as tmp:
-            work = Path(tmp)
-            jobs_path, results_path, log_path = work / "jobs.jsonl", work / "results.jsonl", work / "log.txt"
-            with open(jobs_path, "w") as fh:
-                for c in pending:
-                    cdir = work / c.id
-                    cdir.mkdir(exist_ok=True)
-                    fh.write(json.dumps({"problem": problem.to_dict(), "candidate": c.to_dict(), "device": device,
-                                         "workdir": str(cdir), "lock_path": lock_path,
-                                         "roofline_floor_ms": roofline_floor_ms, **(options or {})}) + "\n")
-            cenv = dict(env)
-            if any(c.backend == "cuda" for c in pending):
-                # One extensions dir per chunk worker, keyed by the first CUDA candidate's build key.
-                first = next(c for c in pending if c.backend == "cuda")
-                cenv.update(cache_env(first, hardware, cache_root))
-            else:
-                cenv.update(cache_env(pending[0], hardware, cache_root))
-            with open(log_path, "wb") as log:
-                proc = subprocess.Popen([sys.executable, "-m", "workbench.execution.chunked", str(jobs_path),
-                                         str(results_path)], stdout=log, stderr=subprocess.STDOUT,
-                                        stdin=subprocess.DEVNULL, cwd=str(work), env=cenv,
-                                        preexec_fn=lambda: _preexec((options or {}).get("worker_cpus")))
-                n_seen, log_mark = 0, 0
-                killed_for_timeout: str | None = None
-                current, budget, started = None, None, time.monotonic()
-                while True:
-                    rc = proc.poll()
-                    results = _read_results(results_path)
-                    if len(results) > n_seen:
-                        for res in results[n_seen:]:
-                            if "_exit" in res:
-                                continue
-                            cand = next(x for x in pending if x.id == res["candidate_id"])
-                            log_text = _tail(log_path, log_mark)
-                            log_mark = log_path.stat().st_size if log_path.exists() else 0
-                            if on_raw:
-                                on_raw(cand, res)
-                            record(cand, to_measurement(res, problem, cand, hardware, log_text))
-                        n_seen = len(results)
-                    if rc is not None:
-                        break
-                    now_on = next((x for x in pending if x.id not in done), None)
-                    if now_on is not current:  # a new candidate: its own budgets from now
-                        current, started = now_on, time.monotonic()
-                        if current is not None:
-                            budget = PhaseBudget(work / current.id / "phase",
-                                                 timeout_s * (3 if current.backend == "cuda" else 1),
-                                                 run_timeout_s, started)
-                    if current is not None and budget is not None:
-                        why = budget.poll()
-                        if why is None and time.monotonic() - started > max_wait_s:
-                            why = f"no result within {max_wait_s:.0f} s (including waiting for the GPU)"
-                        killed_for_timeout = why
-                    if killed_for_timeout:
-                        try:
-                            os.killpg(proc.pid, signal.SIGKILL)
-                        except ProcessLookupError:
-                            pass
-                        proc.wait()
-                        break
-                    time.sleep(0.05)
-                try:
-                    os.killpg(proc.pid, signal.SIGKILL)  # anything the candidates left behind
-                except (ProcessLookupError, PermissionError):
-                    pass
-            # Whatever the worker reported after the last poll.
-            final = _read_results(results_path)
-            for res in final[n_seen:]:
-                if "_exit" in res:
-                    continue
-                cand = next(x for x in pending if x.id == res["candidate_id"])
-                if on_raw:
-                    on_raw(cand, res)
-                record(cand, to_measurement(res, problem, cand, hardware, _tail(log_path, log_mark)))
-            left_on_purpose = bool(final) and "_exit" in final[-1] and not killed_for_timeout
-            remaining = [c for c in pending if c.id not in done]
-            if remaining and not left_on_purpose:
-                # The first unfinished candidate is the one the worker was on when it ended.
-                victim = remaining[0]
-                tail = _tail(log_path, log_mark)
-                if killed_for_timeout:
-                    status, why = Status.TIMEOUT, f"{killed_for_timeout}; worker killed"
-                else:
-                    status, why = Status.CRASHED, exit_reason(rc, MAX_LOG_BYTES)
-                record(victim, Measurement(candidate_id=victim.id, problem_id=problem.id, hardware_key=hardware.key,
-                                           hardware_fingerprint=hardware.fingerprint, status=status, reason=why,
-                                           log=tail, hardware_json=json.dumps(hardware.to_dict())))
-            pending = [c for c in pending if c.id not in done]
-            if not respawn:
-                break
+            _one_worker(Path(tmp), problem, pending, hardware, device, base_env, abi, ref_future, record,
+                        timeout_s=timeout_s, run_timeout_s=run_timeout_s, max_wait_s=max_wait_s,
+                        lock_path=lock_path, floor_ms=roofline_floor_ms, options=options, cache_root=cache_root,
+                        on_raw=on_raw, cpu_mem_bytes=cpu_mem_bytes)
+        pending = [c for c in pending if c.id not in done]
+        if not respawn:
+            break
     return [done[c.id] for c in candidates if c.id in done]
 
 
+def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware: Hardware, device: str,
+                base_env: dict, abi: int, ref_future, record, *, timeout_s: float, run_timeout_s: float | None,
+                max_wait_s: float, lock_path: str | None, floor_ms: float | None, options: dict,
+                cache_root, on_raw, cpu_mem_bytes: int | None) -> None:
+    """One worker process over `pending` (in order) until it ends; records what it finished
+    and the candidate it was on when it died or overran a budget."""
+    log_path = work / "log.txt"
+    first_cuda = next((c for c in pending if c.backend == "cuda"), None)
+    build = cache_env(first_cuda or pending[0], hardware, cache_root)
+    writable = [str(work)] + [d for d in build.values()]
+    if lock_path:
+        writable.append(os.path.dirname(lock_path))
+    for d in writable:
+        os.makedirs(d, exist_ok=True)
+    env = contain.minimal_env(base_env, work, {**build, "PYTHONUNBUFFERED": "1"})
+    ruleset_fd, _ = contain.landlock_ruleset(writable, abi)
+    job_r, job_w = os.pipe()
+    res_r, res_w = os.pipe()
+    argv = contain.supervisor_argv([sys.executable, "-m", "workbench.execution.chunked"], ruleset_fd,
+                                   FILE_SIZE_LIMIT, cpu_mem_bytes, options.get("worker_cpus"), channel_fd=res_w)
+    try:
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(argv, stdin=job_r, stdout=log, stderr=subprocess.STDOUT, cwd=str(work),
+                                    env=env, pass_fds=tuple(fd for fd in (res_w, ruleset_fd) if fd >= 0),
+                                    start_new_session=True, preexec_fn=contain.supervisor_preexec())
+    finally:
+        for fd in (job_r, res_w, ruleset_fd):
+            if fd >= 0:
+                os.close(fd)
+    reader = protocol.FrameReader(res_r)
+    queue = list(pending)
+    current: Candidate | None = None
+    jid: str | None = None
+    held: dict | None = None      # the current job's result, waiting for the worker's confirmation
+    budget: PhaseBudget | None = None
+    started = time.monotonic()
+    log_mark = 0
+    ended_why: tuple[Status, str] | None = None
+
+    def finish_current(res: dict) -> None:
+        nonlocal current, held, log_mark
+        cand = current
+        text = _tail(log_path, log_mark)
+        log_mark = _log_start(log_path)
+        try:
+            ref = ref_future.result() if res.get("status") == "ok" else None
+            final = judge(res, Path(work / cand.id / "out"), ref, device, floor_ms)
+        except reference.ReferenceFailed as e:
+            final = {"status": "runtime_error", "reason": str(e)}
+        if on_raw:
+            on_raw(cand, final)
+        record(cand, result_to_measurement(final, problem, cand, hardware, text))
+        current, held = None, None
+
+    def send_next() -> bool:
+        nonlocal current, jid, budget, started
+        if not queue:
+            protocol.send(job_w, {"type": "finish"})
+            return False
+        current = queue.pop(0)
+        jid = secrets.token_hex(16)
+        cdir = work / current.id
+        (cdir / "out").mkdir(parents=True, exist_ok=True)
+        job = {"problem": problem.to_dict(), "candidate": current.to_dict(), "device": device,
+               "workdir": str(cdir), "out_dir": str(cdir / "out"), "lock_path": lock_path, **options}
+        protocol.send(job_w, {"type": "job", "job_id": jid, "job": job})
+        started = time.monotonic()
+        budget = PhaseBudget(timeout_s * (3 if current.backend == "cuda" else 1), run_timeout_s, started,
+                             lock_path=lock_path)
+        return True
+
+    try:
+        while True:
+            try:
+                frames = reader.poll(0.05)
+            except protocol.ProtocolError as e:
+                ended_why = (Status.CRASHED, f"the worker's channel carried a malformed message ({e}); "
+                                             "a candidate wrote to it")
+                break
+            violation = None
+            for f in frames:
+                kind = f.get("type")
+                if kind == "phase" and current is not None and f.get("job_id") == jid and held is None:
+                    budget.set_phase(str(f.get("phase", "")))
+                elif kind == "result" and current is not None and f.get("job_id") == jid and held is None \
+                        and isinstance(f.get("result"), dict):
+                    held = f["result"]
+                elif kind == "ready" and (current is None or held is not None):
+                    if held is not None:
+                        finish_current(held)
+                    if not send_next():
+                        continue
+                elif kind in ("leaving", "bye") and (current is None or held is not None):
+                    if held is not None:
+                        finish_current(held)
+                    queue.clear()
+                else:
+                    violation = f"an unexpected {kind!r} message"
+                    break
+            if violation:
+                ended_why = (Status.CRASHED, f"the worker's channel carried {violation} (a second result, "
+                                             "another job's id or a message out of turn): its report is not "
+                                             "trusted")
+                break
+            if proc.poll() is not None and (reader.eof or not frames):
+                try:
+                    frames = reader.poll(0.2)
+                except protocol.ProtocolError:
+                    frames = []
+                if not frames:
+                    break
+                reader._buf[:0] = b"".join(protocol.encode(f) for f in frames)  # handle them next round
+                continue
+            if _log_start(log_path) > MAX_LOG_BYTES:
+                ended_why = (Status.CRASHED, f"output flood: the log passed {MAX_LOG_BYTES // 2**20} MiB "
+                                             "and the worker was stopped")
+                break
+            if current is not None and held is None and budget is not None:
+                why = budget.poll()
+                if why is None and time.monotonic() - started > max_wait_s:
+                    why = f"no result within {max_wait_s:.0f} s (including waiting for the GPU)"
+                if why:
+                    ended_why = (Status.TIMEOUT, f"{why}; worker killed")
+                    break
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        proc.wait()
+        for fd in (job_w, res_r):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+    if current is not None:
+        tail = _tail(log_path, log_mark)
+        if ended_why is None:
+            rc = contain.decode_exit(proc.returncode)
+            if held is not None:
+                ended_why = (Status.CRASHED, "the worker died right after reporting this candidate "
+                                             f"({exit_reason(rc, MAX_LOG_BYTES)}): its report is not trusted")
+            else:
+                ended_why = (Status.CRASHED, exit_reason(rc, MAX_LOG_BYTES))
+        record(current, _failed(problem, current, hardware, ended_why[0], ended_why[1], tail))
+
+
 if __name__ == "__main__":
-    _worker_main(sys.argv[1], sys.argv[2])
+    _worker_main()

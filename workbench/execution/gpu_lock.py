@@ -26,10 +26,9 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import os
 from typing import Callable, Iterator
 
-#: Phase names written for the parent (see sandbox.PhaseBudget): waiting for the GPU has no
+#: Phase names reported to the parent over the worker's channel (see sandbox.PhaseBudget): waiting for the GPU has no
 #: time budget; "checking" counts against the compile/correctness budget; "timing" against
 #: the timing budget.
 WAITING, CHECKING, TIMING = "wait-gpu", "checking", "timing"
@@ -94,11 +93,3 @@ class GpuLock:
             finally:
                 fcntl.flock(fh, fcntl.LOCK_UN)
                 self._on_phase(CHECKING)
-
-
-def write_phase(workdir: str | os.PathLike, name: str) -> None:
-    """Atomically write `name` to WORKDIR/phase (read by the parent's budget clock)."""
-    tmp = os.path.join(workdir, "phase.tmp")
-    with open(tmp, "w") as fh:
-        fh.write(name)
-    os.replace(tmp, os.path.join(workdir, "phase"))

@@ -24,7 +24,15 @@ _STRUCTURAL = {
 }
 _TORCH_ROOTS = {"torch", "F", "nn", "functional"}
 _FORBIDDEN_IMPORTS = {"threading", "multiprocessing", "concurrent", "asyncio", "subprocess",
-                      "inspect", "gc", "ctypes", "signal", "importlib", "_thread"}
+                      "inspect", "gc", "ctypes", "signal", "importlib", "_thread", "socket", "sqlite3",
+                      "shutil", "urllib", "http", "requests", "pty", "fcntl", "mmap", "resource", "pickle",
+                      "marshal", "cffi", "workbench", "_ctypes", "posix", "select", "selectors"}
+# Calls a kernel never needs: processes, signals, file and descriptor writes, environment.
+_FORBIDDEN_CALLS = {"kill", "killpg", "getppid", "setsid", "setpgid", "fork", "forkpty", "vfork", "system",
+                    "popen", "execv", "execve", "execvp", "execl", "execlp", "spawnv", "spawnl", "posix_spawn",
+                    "write_text", "write_bytes", "unlink", "rmdir", "remove", "removedirs", "dup2", "fdopen",
+                    "chmod", "chown", "symlink", "mkfifo", "putenv", "unsetenv", "setrlimit",
+                    "settrace", "setprofile", "addaudithook"}
 _PATCH_ROOTS = {"torch", "time", "triton", "builtins", "__builtins__", "np", "numpy", "time_module"}
 # Ways to reach the reference module or its source from the candidate.
 _REFERENCE_PEEKS = {"modules", "_getframe", "get_objects", "getsource", "f_back", "f_globals"}
@@ -116,6 +124,12 @@ def static_findings(candidate_source: str, reference_source: str) -> list[str]:
             if name == "open":
                 found.append(f"opens a file at line {node.lineno}: a kernel must not read the "
                              "reference or any other file")
+            if name in _FORBIDDEN_CALLS or (name in ("write", "replace", "rename", "open", "read") and root == "os"):
+                found.append(f"calls {name} at line {node.lineno}: processes, signals, files and the "
+                             "environment are out of a kernel's reach")
+        elif isinstance(node, ast.Attribute) and _root(node) == "sys" and node.attr in ("stdin", "__stdin__"):
+            found.append(f"reads {ast.unparse(node)} at line {node.lineno}: the worker's job channel is out "
+                         "of a kernel's reach")
         elif isinstance(node, ast.Attribute) and node.attr in _REFERENCE_PEEKS and _root(node) in ("sys", "inspect"):
             found.append(f"reads {ast.unparse(node)} at line {node.lineno}: looking up other modules "
                          "(the reference) is not allowed")
@@ -150,13 +164,24 @@ def static_findings(candidate_source: str, reference_source: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- dynamic
+#: Namespaces whose every callable is watched: replacing any of them (under any name the
+#: candidate imported it as) shows as a changed identity here.
+_WATCHED_SPACES = ("torch", "torch.nn.functional", "torch.Tensor", "torch.nn.Module", "torch.cuda",
+                   "torch.cuda.Event", "torch.cuda.Stream", "torch.autograd.grad_mode", "time", "builtins",
+                   "numpy", "triton", "triton.testing", "workbench.execution.correctness",
+                   "workbench.execution.guards", "workbench.execution.timing", "workbench.execution.worker",
+                   "workbench.execution.tensorfile", "workbench.execution.protocol", "os", "sys")
 _WATCHED = [
     ("torch", "matmul"), ("torch", "allclose"), ("torch", "isclose"), ("torch", "equal"),
     ("torch", "softmax"), ("torch", "empty"), ("torch", "randn"),
     ("torch.cuda", "synchronize"), ("torch.cuda.Event", "elapsed_time"), ("torch.cuda.Event", "record"),
     ("torch.Tensor", "__eq__"), ("torch.Tensor", "clone"), ("torch.Tensor", "__sub__"),
+    ("torch.nn.Module", "__call__"), ("torch.nn.Module", "_call_impl"),
     ("time", "perf_counter"), ("time", "time"),
 ]
+_SKIP = {"sys": {"stdout", "stderr", "stdin", "last_value", "last_type", "last_traceback", "last_exc",
+                 "exc_info", "modules", "path", "argv", "flags", "meta_path", "path_hooks", "path_importer_cache",
+                 "displayhook", "excepthook"}}
 
 
 def _resolve(path: str) -> Any:
@@ -164,13 +189,49 @@ def _resolve(path: str) -> Any:
 
     parts = path.split(".")
     obj = importlib.import_module(parts[0])
-    for p in parts[1:]:
-        obj = getattr(obj, p)
+    for i, p in enumerate(parts[1:], 1):
+        try:
+            obj = getattr(obj, p)
+        except AttributeError:
+            obj = importlib.import_module(".".join(parts[:i + 1]))
     return obj
 
 
+def _callables(space: str) -> dict[str, int]:
+    import sys
+
+    if space.startswith("workbench.") and space not in sys.modules:
+        return {}
+    try:
+        obj = _resolve(space)
+    except (AttributeError, ImportError):
+        return {}
+    skip = _SKIP.get(space, set())
+    out = {}
+    if isinstance(obj, type):
+        # Classes: what an attribute lookup finds, inherited methods included (a method set on
+        # torch.Tensor shadows the one torch._C.TensorBase defines).
+        items = []
+        for name in dir(obj):
+            for klass in obj.__mro__:
+                if name in vars(klass):
+                    items.append((name, vars(klass)[name]))
+                    break
+    else:
+        items = list(vars(obj).items())
+    for name, value in items:
+        if name in skip or name.startswith("__") and name not in ("__call__", "__eq__", "__sub__", "__add__",
+                                                                  "__mul__", "__truediv__", "__matmul__"):
+            continue
+        if callable(value) or isinstance(value, (staticmethod, classmethod, property)):
+            out[name] = id(value)
+    return out
+
+
 class RuntimeSnapshot:
-    """Identities of functions a cheat would patch, precision flags and the thread count."""
+    """Identities of every callable a cheat could patch (torch, its functional API, tensor and
+    module methods, CUDA events, timers, builtins and the checker's own modules), precision
+    flags and the thread count."""
 
     def __init__(self) -> None:
         import torch
@@ -181,10 +242,13 @@ class RuntimeSnapshot:
                 self.functions[(mod, name)] = getattr(_resolve(mod), name)
             except (AttributeError, ImportError):
                 continue
+        self.spaces = {space: _callables(space) for space in _WATCHED_SPACES}
         self.flags = {
             "cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
             "cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
             "float32_matmul_precision": torch.get_float32_matmul_precision(),
+            "cudnn.benchmark": torch.backends.cudnn.benchmark,
+            "deterministic": torch.are_deterministic_algorithms_enabled(),
         }
         self.threads = threading.active_count()
 
@@ -195,6 +259,12 @@ class RuntimeSnapshot:
         for key, fn in before.functions.items():
             if self.functions.get(key) is not fn:
                 out.append(f"{key[0]}.{key[1]} was replaced while the candidate ran")
+        named = {f"{m}.{n}" for m, n in before.functions}
+        for space, ids in before.spaces.items():
+            now = self.spaces.get(space, {})
+            for name, ident in ids.items():
+                if name in now and now[name] != ident and f"{space}.{name}" not in named:
+                    out.append(f"{space}.{name} was replaced while the candidate ran")
         for k, v in before.flags.items():
             if self.flags.get(k) != v:
                 out.append(f"precision flag {k} changed from {v} to {self.flags.get(k)}")

@@ -1,89 +1,69 @@
-"""Run one measurement job in a fresh subprocess and turn whatever happens into a Measurement.
+"""One candidate in a fresh, contained worker process, and the executor's side of a job:
+phase budgets, the verdict from a worker's raw data, and the Measurement it becomes.
 
-What this protects against: a candidate that segfaults, hits an illegal address (sticky CUDA
-error), hangs, exhausts memory, calls exit, floods stdout, or leaves threads behind costs
-only its own process; the parent kills the whole process group on timeout and records the
-status with the tail of the log.
-
-What it does NOT protect against: code that deliberately attacks the host (it runs as the
-same user, with the same file system and network as the parent), reads other candidates'
-files in the cache, or exhausts GPU memory of other processes on the same GPU faster than
-the per-process memory fraction applies. Run untrusted model output in a container or VM.
+`run_in_sandbox` measures one candidate through `chunked.run_chunk` (a chunk of one): a
+supervisor, a contained worker (contain.py) and a clean reference process (reference.py).
+What that protects against and what it does not is listed in contain.py; run code from a
+model you do not trust inside a container or VM as well.
 """
 from __future__ import annotations
 
+import fcntl
 import json
-import os
-import resource
+import math
 import signal
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
-from workbench.execution.compile_cache import cache_env
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
 LOG_TAIL_CHARS = 8000
-MAX_LOG_BYTES = 64 * 2**20          # a flood beyond this kills the worker (RLIMIT_FSIZE)
-
-
-def _preexec(cpu_mem_bytes: int | None, cpus: list[int] | None = None):
-    def fn():
-        os.setsid()  # own process group: a timeout kills the worker and all its children
-        if cpus and hasattr(os, "sched_setaffinity"):
-            os.sched_setaffinity(0, cpus)
-        resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_LOG_BYTES, MAX_LOG_BYTES))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-        if cpu_mem_bytes:
-            resource.setrlimit(resource.RLIMIT_AS, (cpu_mem_bytes, cpu_mem_bytes))
-    return fn
-
-
-def _tail(path: Path) -> str:
-    try:
-        with open(path, "rb") as fh:
-            fh.seek(0, os.SEEK_END)
-            size = fh.tell()
-            fh.seek(max(0, size - LOG_TAIL_CHARS))
-            text = fh.read().decode("utf-8", "replace")
-        return ("[... truncated ...]\n" if size > LOG_TAIL_CHARS else "") + text
-    except OSError:
-        return ""
 
 
 class PhaseBudget:
-    """Seconds a worker spent per budget, from the phase names it writes to `phase_file`.
+    """Seconds a job spent per budget, from the phases its worker reports (`set_phase`).
 
     Phases (see gpu_lock): "" (starting, importing, compiling) and "checking" count against
     the compile+correctness budget `compile_s`; "timing" against `run_s` (None: the compile
-    budget); waiting for the GPU ("wait-gpu", or "waiting" from older workers) against none.
+    budget); waiting for the GPU ("wait-gpu") against none, but only while another process
+    holds the GPU's lock at `lock_path`: a claimed wait while nobody holds it (or with no lock
+    at all) counts as compile time, so a stall cannot hide behind a forged phase.
     `poll()` is called often; time between two polls goes to the phase seen at the first.
     """
 
     _WAIT = ("wait-gpu", "waiting")
 
-    def __init__(self, phase_file: Path, compile_s: float, run_s: float | None, now: float | None = None):
-        self.phase_file, self.compile_s, self.run_s = phase_file, compile_s, run_s
+    def __init__(self, compile_s: float, run_s: float | None, now: float | None = None,
+                 lock_path: str | None = None):
+        self.compile_s, self.run_s, self.lock_path = compile_s, run_s, lock_path
         self.spent = {"compile": 0.0, "run": 0.0}
-        self._phase, self._t = "", time.monotonic() if now is None else now
+        self.phase = ""
+        self._t = time.monotonic() if now is None else now
 
-    def _read(self) -> str:
+    def set_phase(self, name: str) -> None:
+        self.phase = name
+
+    def _lock_held(self) -> bool:
+        if not self.lock_path:
+            return False
         try:
-            return self.phase_file.read_text().strip()
-        except OSError:  # not written yet
-            return self._phase
+            with open(self.lock_path, "a+") as fh:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fh, fcntl.LOCK_UN)
+            return False
+        except BlockingIOError:
+            return True
+        except OSError:
+            return False
 
     def poll(self, now: float | None = None) -> str | None:
         """Account the time since the last poll; a sentence when a budget has run out, else None."""
         now = time.monotonic() if now is None else now
         dt, self._t = now - self._t, now
-        if self._phase == "timing" and self.run_s is not None:
+        if self.phase == "timing" and self.run_s is not None:
             self.spent["run"] += dt
-        elif self._phase not in self._WAIT:
+        elif not (self.phase in self._WAIT and self._lock_held()):
             self.spent["compile"] += dt
-        self._phase = self._read()
         if self.run_s is not None and self.spent["run"] > self.run_s:
             return f"timing took longer than {self.run_s:.0f} s"
         if self.spent["compile"] > self.compile_s:
@@ -91,33 +71,6 @@ class PhaseBudget:
                 return f"no result within {self.compile_s:.0f} s (not counting waits for the GPU)"
             return f"compilation and correctness took longer than {self.compile_s:.0f} s"
         return None
-
-
-def _wait(proc: subprocess.Popen, phase_file: Path, timeout_s: float, run_timeout_s: float,
-          max_wait_s: float) -> str | None:
-    """Wait for the worker; kill its process group when a phase overruns its budget
-    (`PhaseBudget`: `timeout_s` for compile+correctness, `run_timeout_s` for timing, waits for
-    the GPU free) or the whole job passes `max_wait_s`. Returns None when the worker ended by
-    itself, else a sentence saying which budget ran out."""
-    t0 = time.monotonic()
-    budget = PhaseBudget(phase_file, timeout_s, run_timeout_s, t0)
-    while True:
-        try:
-            proc.wait(timeout=0.1)
-            return None
-        except subprocess.TimeoutExpired:
-            pass
-        now = time.monotonic()
-        why = budget.poll(now)
-        if why is None and now - t0 > max_wait_s:
-            why = f"no result within {max_wait_s:.0f} s (including waiting for the GPU)"
-        if why:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            proc.wait()
-            return why
 
 
 def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *,
@@ -132,63 +85,89 @@ def run_in_sandbox(problem: Problem, candidate: Candidate, hardware: Hardware, *
     starts once the per-GPU lock at `lock_path` is held), `max_wait_s` the whole job. Times
     in seconds. `cpu_mem_bytes` sets RLIMIT_AS (CPU runs only: it breaks CUDA).
     """
-    with tempfile.TemporaryDirectory(prefix="wb_job_") as tmp:
-        work = Path(tmp)
-        job = {"problem": problem.to_dict(), "candidate": candidate.to_dict(), "device": device,
-               "workdir": str(work), "lock_path": lock_path, "roofline_floor_ms": roofline_floor_ms,
-               **(options or {})}
-        job_path, result_path, log_path = work / "job.json", work / "result.json", work / "log.txt"
-        job_path.write_text(json.dumps(job))
-        env = dict(os.environ)
-        env.update(cache_env(candidate, hardware, cache_root))
-        env["PYTHONUNBUFFERED"] = "1"
-        if device == "cpu":
-            env["TRITON_INTERPRET"] = "1"
-            env["CUDA_VISIBLE_DEVICES"] = ""
-        elif gpu_index is not None:
-            env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
-        root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-        t0 = time.time()
-        with open(log_path, "wb") as log:
-            proc = subprocess.Popen([sys.executable, "-m", "workbench.execution.worker", str(job_path),
-                                     str(result_path)], stdout=log, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL, cwd=str(work), env=env,
-                                    preexec_fn=_preexec(cpu_mem_bytes, job.get("worker_cpus")))
-            timed_out = _wait(proc, work / "phase", timeout_s, run_timeout_s, max_wait_s)
-            rc = proc.returncode
-        elapsed = time.time() - t0
-        log_tail = _tail(log_path)
-        try:
-            flooded = log_path.stat().st_size >= MAX_LOG_BYTES
-        except OSError:
-            flooded = False
-        if flooded:
-            log_tail = (f"[output flood: the log reached {MAX_LOG_BYTES // 2**20} MiB; writes beyond "
-                        "that failed]\n" + log_tail)
-        result = None
-        if result_path.exists():
-            try:
-                result = json.loads(result_path.read_text())
-            except json.JSONDecodeError:
-                result = None
-        # Kill anything the candidate left in the group (background processes).
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-    base = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
-                hardware_fingerprint=hardware.fingerprint, hardware_json=json.dumps(hardware.to_dict()))
-    if timed_out:
-        return Measurement(status=Status.TIMEOUT, reason=f"{timed_out}; worker killed",
-                           log=log_tail, compile_s=elapsed, **base)
-    if result is None:
-        return Measurement(status=Status.CRASHED, reason=exit_reason(rc, MAX_LOG_BYTES), log=log_tail,
-                           compile_s=elapsed, **base)
-    if flooded and result["status"] != Status.OK.value:
-        result = {**result, "reason": f"output flood (log limit {MAX_LOG_BYTES // 2**20} MiB reached); "
-                                      f"{result.get('reason', '')}"}
-    return result_to_measurement(result, problem, candidate, hardware, log_tail, elapsed)
+    from workbench.execution.chunked import run_chunk
+
+    (m,) = run_chunk(problem, [candidate], hardware, device=device, gpu_index=gpu_index, timeout_s=timeout_s,
+                     lock_path=lock_path, roofline_floor_ms=roofline_floor_ms, options=options,
+                     cache_root=cache_root, run_timeout_s=run_timeout_s, max_wait_s=max_wait_s,
+                     cpu_mem_bytes=cpu_mem_bytes)
+    return m
+
+
+_STATUSES = {s.value for s in Status}
+
+
+def judge(result: dict, out_dir: Path, ref, device: str, floor_ms: float | None) -> dict:
+    """The verdict on one job from its worker's raw result and the clean reference (`ref`, a
+    reference.ReferenceData; None when the worker's status is not ok).
+
+    A worker can only make its own candidate look worse by what it reports: a non-ok status
+    stands; an ok one becomes ok here only when every shipped output matches the reference's
+    at the same point (the first seed's at least, and a timed run's when timed), the times
+    computed from its samples are finite, the reference timed beside it agrees with the clean
+    reference, and the candidate's time is over the roofline floor."""
+    from workbench.execution import guards, reference, tensorfile
+    from workbench.execution.timing import summarise
+
+    status = result.get("status")
+    if status not in _STATUSES:
+        return {"status": "crashed", "reason": f"the worker reported an unknown status {str(status)[:80]!r}"}
+    reason = str(result.get("reason", ""))[:4000]
+    base = {"compile_s": result.get("compile_s")} if isinstance(result.get("compile_s"), (int, float)) else {}
+    if result.get("traceback"):
+        base["traceback"] = str(result["traceback"])[-4000:]
+    if status != "ok":
+        return {"status": status, "reason": reason, **base}
+    points = result.get("points")
+    if not isinstance(points, dict):
+        return {"status": "crashed", "reason": "the worker reported no outputs", **base}
+    if ref.check_hashes:
+        for name, digest in ref.hashes.items():
+            if tensorfile.sha256_file(Path(ref.directory) / name) != digest:
+                return {"status": "cheat_suspected", "reason": f"the clean reference's output file {name} "
+                        "was changed while candidates ran", **base}
+    first = next(iter(ref.points))
+    if first not in points:
+        return {"status": "crashed", "reason": f"the worker did not ship its output at {first!r}", **base}
+    samples = result.get("samples")
+    timed = [p for p in points if p.startswith("timed:")]
+    if samples is not None and not timed:
+        return {"status": "crashed", "reason": "the worker shipped no output of a timed run", **base}
+    for point, metas in points.items():
+        ref_point = reference.job_point_reference(point)
+        if ref_point not in ref.points or not isinstance(metas, list):
+            return {"status": "crashed", "reason": f"the worker shipped an output at an unknown point {point!r}",
+                    **base}
+        k, mm = ref.reduced_k.get(ref_point, 1), ref.matmul_like
+        ok, why = tensorfile.compare_files(out_dir, metas, ref.directory, ref.points[ref_point], k, mm)
+        if not ok:
+            if point.startswith("timed:"):
+                return {"status": "cheat_suspected", "reason": f"checked by the executor: a timed run's output "
+                        f"differs from the reference ({why}): the candidate computes something else while it "
+                        "is timed", **base}
+            return {"status": "incorrect", "reason": f"checked by the executor, {point}: {why}", **base}
+    if samples is None:
+        return {"status": "ok", "reason": "", **base}
+    try:
+        repeats = [(summarise(r["reference"]), summarise(r["candidate"])) for r in samples]
+    except (TypeError, KeyError, ValueError):
+        return {"status": "crashed", "reason": "the worker's timing samples are malformed", **base}
+    ref_stats, cand_stats = repeats[0]
+    if not (cand_stats.median_ms > 0 and math.isfinite(cand_stats.median_ms) and math.isfinite(ref_stats.median_ms)):
+        return {"status": "cheat_suspected", "reason": f"candidate time {cand_stats.median_ms!r} ms: the timer did "
+                "not measure the candidate's work", **base}
+    why = reference.reference_finding(samples[0]["reference"], ref.timing, device)
+    if why:
+        return {"status": "cheat_suspected", "reason": why, **base}
+    why = guards.roofline_finding(cand_stats.median_ms, floor_ms)
+    if why:
+        return {"status": "cheat_suspected", "reason": why, **base}
+    out = {"status": "ok", "reason": "", **base, "reference": ref_stats.to_dict(), "candidate": cand_stats.to_dict(),
+           "speedup": ref_stats.median_ms / cand_stats.median_ms,
+           "reference_clean_ms": (ref.timing or {}).get("median_ms")}
+    if len(repeats) > 1:
+        out["repeats"] = [{"reference": r.to_dict(), "candidate": c.to_dict()} for r, c in repeats]
+    return out
 
 
 def exit_reason(rc: int | None, max_log_bytes: int) -> str:

@@ -190,7 +190,7 @@ def wall_timer(fn: Callable[[Sequence], object], inputs: Sequence) -> float:
 
 
 @contextlib.contextmanager
-def _no_gc():
+def no_gc():
     """No garbage-collector pause inside timed runs (collected once before)."""
     gc.collect()
     was = gc.isenabled()
@@ -217,7 +217,7 @@ def time_cuda_pair(reference: Callable[[Sequence], object], candidate: Callable[
 
     kw = {**CUDA_DEFAULTS, **opts}
     torch.cuda.synchronize()
-    with _no_gc():
+    with no_gc():
         ref, cand = interleaved_samples([reference, candidate], input_sets, CudaEventTimer(flush), **kw)
     return summarise(ref), summarise(cand)
 
@@ -226,7 +226,7 @@ def time_cpu_pair(reference: Callable[[Sequence], object], candidate: Callable[[
                   input_sets: Sequence[Sequence], *, warmup: int = 1, min_runs: int = 3, max_runs: int = 20,
                   max_total_ms: float = 2000.0) -> tuple[TimingStats, TimingStats]:
     """Wall-clock timing of both in alternating samples (CPU interpreter runs, hardware "cpu")."""
-    with _no_gc():
+    with no_gc():
         ref, cand = interleaved_samples([reference, candidate], input_sets, wall_timer, warmup=warmup,
                                         min_runs=min_runs, max_runs=max_runs, max_total_ms=max_total_ms)
     return summarise(ref), summarise(cand)
@@ -240,7 +240,7 @@ def time_cuda(fn: Callable[[Sequence], object], input_sets: Sequence[Sequence], 
     import torch
 
     torch.cuda.synchronize()
-    with _no_gc():
+    with no_gc():
         (samples,) = interleaved_samples([fn], input_sets, CudaEventTimer(flush), warmup=warmup,
                                          min_runs=min_runs, max_runs=max_runs, target_sem_pct=target_sem_pct,
                                          max_total_ms=max_total_ms)

@@ -1,15 +1,16 @@
-"""One measurement, in a throw-away process: `python -m workbench.execution.worker JOB RESULT`.
+"""One measurement job, run inside a chunk worker (chunked.py) on behalf of the executor.
 
-JOB is a JSON file written by the sandbox (problem, candidate, device, options); RESULT is
-where this process writes its verdict as JSON, atomically. Anything that kills this process
-(segfault, os._exit, sticky CUDA error, OOM kill, timeout) is seen by the parent as a
-missing RESULT and recorded there; nothing here needs to survive it.
+The job arrives over the worker's job channel; `run_job` returns raw data (the candidate's
+outputs at each check point and at randomly kept timed runs, written to the job's output
+directory, and its timing samples) or raises Verdict for what this process finds wrong
+itself. The verdict of ok is the executor's (sandbox.judge), never this process's: the
+candidate's code runs here and could patch anything in it.
 
 Sequence: static guards -> import the candidate from a real file (Triton needs source) ->
 build Model and ModelNew with the same seed and the reference's weights -> correctness on
 several seeds (candidate before and after the reference, inputs checked for mutation,
 outputs checked for aliasing, subclassing and degeneracy) and at a second shape -> timing
-of reference and candidate, interleaved -> roofline check.
+of reference and candidate, interleaved.
 
 GPU work takes the GPU's lock (gpu_lock.GpuLock) shared, timing takes it exclusive: no
 other worker of the executor runs anything on the GPU during a timed region, while imports,
@@ -19,17 +20,14 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
-import json
-import math
 import os
 import sys
 import time
-import traceback
 from pathlib import Path
 from typing import Any
 
 from workbench.execution import correctness, guards
-from workbench.execution.gpu_lock import GpuLock, write_phase
+from workbench.execution.gpu_lock import GpuLock
 from workbench.problems import load_source
 
 
@@ -199,7 +197,7 @@ def _nudged(inputs):
 
 
 def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k: int, label: str,
-                matmul_like: bool) -> None:
+                matmul_like: bool, ship=None) -> None:
     import torch
 
     torch.manual_seed(1000 + seed)
@@ -214,6 +212,8 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
         _poison(device, specs)
     before = guards.RuntimeSnapshot()
     out = _run(new, inputs, device, f"candidate ({label}, seed {seed})")
+    if ship is not None:
+        ship(f"{label}:seed{seed}", out)
     changes = guards.RuntimeSnapshot().changes_since(before)
     if changes:
         raise Verdict("cheat_suspected", "; ".join(changes))
@@ -242,6 +242,8 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
             torch.manual_seed(5000 + seed)
             nxt = _inputs(problem_mod, device)
         again = _run(new, _clone(nxt), device, f"candidate ({label}, {what})")
+        if ship is not None and what == "fresh inputs" and first and label == "full size":
+            ship(f"{label}:fresh{seed}", again)
         ref_again = _run(ref, nxt, device, "reference")
         ok, why = correctness.compare_outputs(again, ref_again, reduced_k, matmul_like)
         if not ok:
@@ -252,12 +254,15 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
 
 
 def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, label: str,
-                      matmul_like: bool | None = None, gpu: GpuLock | None = None) -> tuple[Any, Any]:
+                      matmul_like: bool | None = None, gpu: GpuLock | None = None, ship=None) -> tuple[Any, Any]:
     """Raise Verdict on any failure; return (ref_model, new_model) built at this size.
 
     The first seed runs the candidate before any reference call in this process; later seeds
     run it right after a reference call whose output memory was freed and poisoned. With
     `gpu`, everything from moving the models to the device on holds its lock shared.
+    `ship(point, output)` receives the candidate's output of each seed's first call (point
+    "<label>:seed<s>") and of the first seed's call on fresh inputs ("<label>:fresh<s>") for
+    the executor's own comparison, before this process compares anything.
     """
     if matmul_like is None:
         matmul_like = correctness.is_matmul_like(str(getattr(problem_mod, "CATEGORY", "")),
@@ -266,7 +271,7 @@ def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, labe
     with (gpu.shared() if gpu is not None else contextlib.nullcontext()):
         ref, new = ref.to(device).eval(), new.to(device).eval()
         for i, seed in enumerate(seeds):
-            _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label, matmul_like)
+            _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label, matmul_like, ship)
     return ref, new
 
 
@@ -303,11 +308,79 @@ def _second_shape(problem: dict, device: str):
     return other
 
 
-def run_job(job: dict) -> dict:
+#: Bytes of outputs a job ships to the executor beyond the first seed's and the timed runs'
+#: (the other seeds and fresh inputs are shipped while under this).
+SHIP_EXTRA_BYTES = 512 * 2**20
+
+
+class _Shipper:
+    """Writes the candidate's outputs at check and timing points to the job's output
+    directory (see tensorfile) and remembers their metadata for the result message."""
+
+    def __init__(self, directory: str | None):
+        self.directory = directory
+        self.points: dict[str, list[dict]] = {}
+        self.extra_bytes = 0
+        self.first_bytes = 0
+
+    def __call__(self, point: str, out) -> None:
+        from workbench.execution import tensorfile
+
+        size = sum(t.numel() * t.element_size() for t in correctness._flatten(out) if hasattr(t, "element_size"))
+        first = not self.points
+        if first:
+            self.first_bytes = size
+        if self.directory is None:
+            return
+        essential = first or point.startswith(("second shape", "timed:"))
+        if not essential:
+            if self.extra_bytes + size > SHIP_EXTRA_BYTES:
+                return
+            self.extra_bytes += size
+        self.points[point] = tensorfile.write_outputs(self.directory, point, out)
+
+
+class _TimedSampler:
+    """Keeps copies of `k` of the candidate's timed outputs, chosen uniformly among all its
+    timed calls (reservoir sampling) with the operating system's random source: the candidate
+    cannot tell a kept call from another. Copies are taken after the sample's end event."""
+
+    def __init__(self, k: int):
+        import random
+
+        self.k, self.seen = k, 0
+        self.kept: list[tuple[int, Any]] = []
+        self._rng = random.SystemRandom()
+        self.last: tuple[int, Any] | None = None
+
+    def after_call(self) -> None:
+        if self.last is None:
+            return
+        self.seen += 1
+        idx, out = self.last
+        self.last = None
+        if len(self.kept) < self.k:
+            self.kept.append((idx, _clone(out)))
+        else:
+            j = self._rng.randrange(self.seen)
+            if j < self.k:
+                self.kept[j] = (idx, _clone(out))
+
+
+def run_job(job: dict, on_phase=None) -> dict:
+    """Check and time one candidate; return its raw data (never a verdict of ok).
+
+    Raises Verdict for what this process finds wrong itself. Otherwise returns {"status": "ok",
+    "compile_s", "points": {point: output metadata}, "samples": [{"reference": [ms...],
+    "candidate": [ms...]}, ...]}: the executor compares the shipped outputs with a clean
+    reference process's and computes the times from the samples. `on_phase(name)` is told when
+    the job waits for the GPU, checks and times (gpu_lock phases).
+    """
     problem = job["problem"]
     cand = job["candidate"]
     device = job.get("device", "cuda")
     workdir = Path(job["workdir"])
+    ship = _Shipper(job.get("out_dir"))
     result: dict[str, Any] = {"status": "ok", "reason": ""}
     t_start = time.time()
 
@@ -317,8 +390,7 @@ def run_job(job: dict) -> dict:
 
     import torch
 
-    gpu = GpuLock(job.get("lock_path") if device.startswith("cuda") else None,
-                  on_phase=lambda name: _phase(workdir, name))
+    gpu = GpuLock(job.get("lock_path") if device.startswith("cuda") else None, on_phase=on_phase)
     if device.startswith("cuda"):
         frac = float(job.get("gpu_memory_fraction", 0.0))
         if frac > 0:
@@ -332,13 +404,14 @@ def run_job(job: dict) -> dict:
     full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"))
     seeds = list(job.get("seeds", [0, 1, 2]))
     reduced_k = int(max(full.sizes.values(), default=1)) if full.sizes else 1
-    ref, new = check_correctness(full.module, cand_mod, device, seeds, reduced_k, "full size", gpu=gpu)
+    ref, new = check_correctness(full.module, cand_mod, device, seeds, reduced_k, "full size", gpu=gpu, ship=ship)
     if job.get("second_shape", True):
         other = _second_shape(problem, device)
         if other is not None:
             check_correctness(other.module, cand_mod, device, seeds[:1],
-                              int(max(other.sizes.values(), default=1)), "second shape", gpu=gpu)
+                              int(max(other.sizes.values(), default=1)), "second shape", gpu=gpu, ship=ship)
     result["compile_s"] = round(time.time() - t_start, 3)
+    result["points"] = ship.points
 
     if not job.get("time", True):
         return result
@@ -347,94 +420,71 @@ def run_job(job: dict) -> dict:
         for k in range(int(job.get("input_sets", 3))):
             torch.manual_seed(9000 + k)
             input_sets.append(_inputs(full.module, device))
+    sampler = _TimedSampler(3 if ship.first_bytes < 64 * 2**20 else 2)
+    set_index = {id(s): k for k, s in enumerate(input_sets)}
 
-    def call(model):
+    def call(model, keep: bool):
         def fn(inputs):
             with torch.no_grad():
-                return model(*inputs)
+                out = model(*inputs)
+            if keep:
+                sampler.last = (set_index[id(inputs)], out)
+            return out
         return fn
 
     before = guards.RuntimeSnapshot()
     repeats = []
     for _ in range(max(1, int(job.get("timing_repeats", 1)))):
-        ref_stats, cand_stats = _time_pair(call(ref), call(new), input_sets, device, job, gpu)
-        repeats.append((ref_stats, cand_stats))
-    ref_stats, cand_stats = repeats[0]
+        ref_ms, cand_ms = _time_pair(call(ref, False), call(new, True), input_sets, device, job, gpu, sampler)
+        repeats.append({"reference": ref_ms, "candidate": cand_ms})
     changes = guards.RuntimeSnapshot().changes_since(before)
     if changes:
         raise Verdict("cheat_suspected", "during timing: " + "; ".join(changes))
-    if not (cand_stats.median_ms > 0 and math.isfinite(cand_stats.median_ms)):
-        raise Verdict("cheat_suspected", f"candidate time {cand_stats.median_ms!r} ms: the timer did not "
-                      "measure the candidate's work")
-    result.update({
-        "reference": ref_stats.to_dict(), "candidate": cand_stats.to_dict(),
-        "speedup": ref_stats.median_ms / cand_stats.median_ms,
-    })
-    if len(repeats) > 1:
-        result["repeats"] = [{"reference": r.to_dict(), "candidate": c.to_dict()} for r, c in repeats]
-    floor = job.get("roofline_floor_ms")
-    why = guards.roofline_finding(cand_stats.median_ms, floor)
-    if why:
-        raise Verdict("cheat_suspected", why)
+    for i, (k, out) in enumerate(sampler.kept):
+        ship(f"timed:{i}:set{k}", out)
+    result["points"] = ship.points
+    result["samples"] = repeats
     return result
 
 
-def _time_pair(ref_fn, cand_fn, input_sets, device: str, job: dict, gpu: GpuLock):
-    """One timing of reference and candidate (interleaved), holding the GPU exclusively.
+def _time_pair(ref_fn, cand_fn, input_sets, device: str, job: dict, gpu: GpuLock, sampler: _TimedSampler):
+    """Samples (ms) of reference and candidate, interleaved, holding the GPU exclusively;
+    `sampler` copies candidate outputs between samples, outside the timed region.
 
     On a GPU the main thread moves to the CPU core kept free for timing (`timing_cpus`) for
     the timed region only, and back afterwards: a chunk worker goes on compiling after it.
     """
-    if not device.startswith("cuda"):
-        from workbench.execution.timing import time_cpu_pair
+    from workbench.execution import timing
 
-        with gpu.exclusive():
-            return time_cpu_pair(ref_fn, cand_fn, input_sets, **job.get("cpu_timing", {}))
+    if not device.startswith("cuda"):
+        def timer(fn, inputs):
+            ms = timing.wall_timer(fn, inputs)
+            sampler.after_call()
+            return ms
+
+        opts = {"warmup": 1, "min_runs": 3, "max_runs": 20, "max_total_ms": 2000.0, **job.get("cpu_timing", {})}
+        with gpu.exclusive(), timing.no_gc():
+            return timing.interleaved_samples([ref_fn, cand_fn], input_sets, timer, **opts)
     import torch
 
-    from workbench.execution.timing import L2Flusher, time_cuda_pair
-
-    flush = L2Flusher(torch.device(device))
+    flush = timing.L2Flusher(torch.device(device))
     cpus = job.get("timing_cpus") if hasattr(os, "sched_setaffinity") else None
     with gpu.exclusive():
         saved = os.sched_getaffinity(0) if cpus else None
         if cpus:
             os.sched_setaffinity(0, cpus)
         try:
-            return time_cuda_pair(ref_fn, cand_fn, input_sets, flush=flush, **job.get("timing", {}))
+            torch.cuda.synchronize()
+            events = timing.CudaEventTimer(flush)
+
+            def timer(fn, inputs):
+                ms = events(fn, inputs)
+                sampler.after_call()
+                return ms
+
+            with timing.no_gc():
+                return timing.interleaved_samples([ref_fn, cand_fn], input_sets, timer,
+                                                  **{**timing.CUDA_DEFAULTS, **job.get("timing", {})})
         finally:
             if saved:
                 os.sched_setaffinity(0, saved)
-
-
-def _phase(workdir: Path, name: str) -> None:
-    """Tell the parent which budget applies now (see sandbox.PhaseBudget)."""
-    write_phase(workdir, name)
-
-
-def main(argv: list[str]) -> int:
-    job_path, result_path = Path(argv[0]), Path(argv[1])
-    job = json.loads(job_path.read_text())
-    try:
-        result = run_job(job)
-    except Verdict as v:
-        result = {"status": v.status, "reason": v.reason}
-    except SystemExit as e:
-        result = {"status": "crashed", "reason": f"the candidate called exit({e.code})"}
-    except MemoryError:
-        result = {"status": "runtime_error", "reason": "out of host memory"}
-    except BaseException as e:  # noqa: BLE001 - any failure of user code is a status
-        result = {"status": "runtime_error", "reason": f"{type(e).__name__}: {str(e)[:2000]}",
-                  "traceback": traceback.format_exc()[-4000:]}
-    tmp = result_path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(result))
-    os.replace(tmp, result_path)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    # Skip interpreter teardown: a candidate's atexit hooks or a broken CUDA context must not
-    # change the verdict already written.
-    os._exit(0)
-
-
-if __name__ == "__main__":
-    main(sys.argv[1:])

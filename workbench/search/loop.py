@@ -12,6 +12,7 @@ Event kinds and payloads (all carry "step"):
   forecast            {"forecast": Forecast dict}
   trusted             {"candidate_id", "expected_speedup"}
   queued              {"candidate_id", "rank"}
+  measuring           {"candidate_ids"}            (written right before they go to the executor)
   measured            {"measurement": Measurement dict}
   archived            {"entry": archive Entry payload}
   step_done           {"gpu_measurements", "considered"}
@@ -29,6 +30,12 @@ state left by the steps before it, which is rebuilt from events. A crash inside 
 repaired on resume by re-running that step: events it had already written are reused (not
 written twice, not re-measured), the missing ones are written. Budget = number of `measured`
 events; the loop never queues more than the budget has left.
+
+Poison pills: each measurement is stored as soon as the executor returns it, and a
+`measuring` event lists the candidates handed to the executor. A repaired step reuses the
+stored measurements; a candidate that was with the executor when the run died and has none
+is recorded as `crashed` ("the run ended while it was being measured") and never measured
+again, so a candidate that kills its run cannot kill every resumed run after it.
 """
 from __future__ import annotations
 
@@ -36,6 +43,7 @@ import math
 import random
 import statistics
 import threading
+from concurrent.futures import as_completed
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -407,22 +415,43 @@ class SearchRun:
         queue = queue[: max(0, self.budget_left)]
         todo: list[Candidate] = []
         reused: dict[str, Measurement] = {}
+        repairing = self._partial.step == self.step_index
+        in_flight = set((self._partial.get("measuring") or {}).get("candidate_ids", [])) if repairing else set()
         for rank, c in enumerate(queue):
             self._emit("queued", {"candidate_id": c.id, "rank": rank})
-            prior = self._partial.get("measured", c.id) if self._partial.step == self.step_index else None
+            prior = self._partial.get("measured", c.id) if repairing else None
             if prior is not None:
                 reused[c.id] = Measurement.from_dict(prior["measurement"])
+            elif c.id in in_flight:
+                reused[c.id] = self._stored_or_poisoned(c)
             else:
                 todo.append(c)
-        fresh = dict(zip([c.id for c in todo], self.executor.measure(self.problem, todo))) if todo else {}
+        fresh: dict[str, Measurement] = {}
+        if todo:
+            self._emit("measuring", {"candidate_ids": [c.id for c in todo]})
+            for fut in as_completed(self.executor.submit(self.problem, todo)):
+                m = fut.result()
+                self.store.put_measurement(m)  # kept at once: a run that dies later still has it
+                fresh[m.candidate_id] = m
         for c in queue:  # events in queue order, whatever order the executor finished in
             m = reused.get(c.id) or fresh[c.id]
-            if c.id in fresh:
-                self.store.put_measurement(m)
             self._emit("measured", {"measurement": m.to_dict()})
             pid = parent_ids[c.id] if parent_ids is not None else (parent.id if parent else None)
             self._archive(c, kind=MEASURED, status=m.status.value, speedup=m.speedup if m.ok else None,
                           parent_id=pid)
+
+    def _stored_or_poisoned(self, c: Candidate) -> Measurement:
+        """A candidate that was with the executor when the run died: its stored measurement
+        if the executor had returned one, else a `crashed` record (stored), never a new run."""
+        m = self.store.get_measurement(c.id, self.hardware.key)
+        if m is not None:
+            return m
+        m = Measurement(candidate_id=c.id, problem_id=self.problem.id, hardware_key=self.hardware.key,
+                        hardware_fingerprint=self.hardware.fingerprint, status=Status.CRASHED,
+                        reason="the run ended while this candidate was being measured (it may have killed "
+                               "the run); it is not measured again")
+        self.store.put_measurement(m)
+        return m
 
     def _archive(self, c: Candidate, kind: str, status: str, speedup: float | None, parent_id: str | None) -> None:
         island = self.selector.island_of_child(self.archive, parent_id, len(self.archive))

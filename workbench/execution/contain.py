@@ -1,0 +1,313 @@
+"""Containment of the processes that import candidate code.
+
+A worker is started through a small supervisor (`python -m workbench.execution.contain`):
+
+    executor thread -> supervisor (own session, child subreaper, outside every restriction)
+                         -> worker (minimal environment, resource limits, Landlock domain)
+
+What each layer gives, on Linux (`describe()` says which of them this machine applies):
+- environment: the worker sees an allow-list of variables (paths, locale, CUDA and Triton
+  settings), never the parent's tokens or keys; HOME and TMPDIR are its work directory;
+- resource limits: CPU seconds, file size, core dumps off, process count;
+- Landlock (kernel 5.13 and later, unprivileged): the worker and all its descendants may write
+  only under their work directory, the build caches and the GPU lock directory (device files
+  may be opened for writing, not created); from ABI 4 on, no TCP bind or connect; from ABI 6 on,
+  no signal to any process outside the domain (the supervisor, the executor, the app) and no
+  abstract unix socket outside it;
+- a network namespace with only a loopback device, where the executor runs as root (unshare);
+- the supervisor is a child subreaper: every descendant of the worker, one that called
+  setsid() or double-forked included, is re-parented to it and killed when the worker ends;
+  the worker itself ends with its supervisor (PR_SET_PDEATHSIG).
+
+What it does NOT give: reading is not restricted (the candidate can read files the user can
+read); UDP and non-abstract unix sockets are open where there is no network namespace; GPU
+memory of other processes is not protected; the Triton cache directory is shared by the
+executor's workers (a candidate could plant a compiled kernel there for a later one). Run
+code from a model you do not trust inside a container or VM as well.
+"""
+from __future__ import annotations
+
+import ctypes
+import errno
+import os
+import resource
+import signal
+import struct
+import sys
+import time
+from pathlib import Path
+from typing import Sequence
+
+# ----------------------------------------------------------------------- environment
+_ENV_KEEP = ("PATH", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV",
+             "LD_LIBRARY_PATH", "CUDA_HOME", "CUDA_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
+             "NVIDIA_VISIBLE_DEVICES", "NVIDIA_DRIVER_CAPABILITIES", "TRITON_INTERPRET", "TRITON_CACHE_DIR",
+             "TRITON_PTXAS_PATH", "TRITON_LIBCUDA_PATH", "TORCH_EXTENSIONS_DIR", "TORCH_CUDA_ARCH_LIST",
+             "CC", "CXX", "OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+             "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "PYTHONUNBUFFERED", "NCCL_NVLS_ENABLE",
+             "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
+
+
+def minimal_env(base: dict[str, str], workdir: str | os.PathLike, extra: dict[str, str] | None = None) -> dict:
+    """The worker's environment: the allow-listed variables of `base`, then `extra`; HOME and
+    TMPDIR point at `workdir`. Anything else (API keys, tokens, cloud credentials) is dropped."""
+    env = {k: v for k, v in base.items() if k in _ENV_KEEP}
+    env.update(extra or {})
+    env.update(HOME=str(workdir), TMPDIR=str(workdir), PYTHONDONTWRITEBYTECODE="1", PYTHONNOUSERSITE="1")
+    return env
+
+
+# ----------------------------------------------------------------------- Landlock
+_SYS_CREATE, _SYS_ADD_RULE, _SYS_RESTRICT = 444, 445, 446   # the same on x86-64 and arm64
+_CREATE_VERSION = 1
+_RULE_PATH_BENEATH = 1
+_FS_WRITE_FILE, _FS_REMOVE_DIR, _FS_REMOVE_FILE = 1 << 1, 1 << 4, 1 << 5
+_FS_MAKE = sum(1 << b for b in range(6, 13))   # char, dir, reg, sock, fifo, block, sym
+_FS_REFER, _FS_TRUNCATE = 1 << 13, 1 << 14
+_NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
+_SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1
+_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS, _PR_SET_CHILD_SUBREAPER = 1, 38, 36
+_CLONE_NEWNET = 0x40000000
+
+_libc = None
+
+
+def _lib():
+    global _libc
+    if _libc is None:
+        _libc = ctypes.CDLL(None, use_errno=True)
+    return _libc
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0: none, or not Linux)."""
+    if not sys.platform.startswith("linux"):
+        return 0
+    try:
+        v = _lib().syscall(_SYS_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(_CREATE_VERSION))
+    except (OSError, AttributeError):
+        return 0
+    return max(int(v), 0)
+
+
+def _write_rights(abi: int) -> int:
+    rights = _FS_WRITE_FILE | _FS_REMOVE_DIR | _FS_REMOVE_FILE | _FS_MAKE
+    if abi >= 2:
+        rights |= _FS_REFER
+    if abi >= 3:
+        rights |= _FS_TRUNCATE
+    return rights
+
+
+def landlock_ruleset(writable: Sequence[str | os.PathLike], abi: int | None = None) -> tuple[int, list[str]]:
+    """A Landlock ruleset fd (close-on-exec) that allows writing only under `writable` (and
+    writing, not creating, device files under /dev), blocks TCP and scopes signals and abstract
+    unix sockets as far as the ABI allows. Returns (fd, what it restricts); fd -1 when Landlock
+    is not available."""
+    abi = landlock_abi() if abi is None else abi
+    if abi < 1:
+        return -1, []
+    libc = _lib()
+    handled = _write_rights(abi)
+    net = (_NET_BIND_TCP | _NET_CONNECT_TCP) if abi >= 4 else 0
+    scoped = (_SCOPE_ABSTRACT_UNIX | _SCOPE_SIGNAL) if abi >= 6 else 0
+    if abi >= 6:
+        attr = struct.pack("=QQQ", handled, net, scoped)
+    elif abi >= 4:
+        attr = struct.pack("=QQ", handled, net)
+    else:
+        attr = struct.pack("=Q", handled)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    fd = libc.syscall(_SYS_CREATE, buf, ctypes.c_size_t(len(attr)), ctypes.c_uint32(0))
+    if fd < 0:
+        return -1, []
+    rules = [(str(p), handled) for p in writable] + [("/dev", _FS_WRITE_FILE | (_FS_TRUNCATE if abi >= 3 else 0))]
+    for path, rights in rules:
+        try:
+            pfd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            rule = ctypes.create_string_buffer(struct.pack("=Qi", rights, pfd), 12)
+            if libc.syscall(_SYS_ADD_RULE, ctypes.c_int(fd), ctypes.c_int(_RULE_PATH_BENEATH), rule,
+                            ctypes.c_uint32(0)) != 0:
+                os.close(fd)
+                return -1, []
+        finally:
+            os.close(pfd)
+    what = ["filesystem writes"] + (["tcp"] if net else []) + (["signals", "abstract unix sockets"] if scoped else [])
+    return fd, what
+
+
+# ----------------------------------------------------------------------- the worker's start
+#: Per-worker limits: CPU seconds, processes/threads of the user (only set where the worker
+#: runs under its own user, since the limit counts every process of the user).
+CPU_SECONDS = 3600
+
+
+def preexec(ruleset_fd: int, file_size_bytes: int, cpu_mem_bytes: int | None = None,
+            cpus: Sequence[int] | None = None):
+    """The function the worker runs between fork and exec (only system calls, no imports)."""
+    libc = _lib()
+
+    def fn() -> None:
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if cpus and hasattr(os, "sched_setaffinity"):
+            os.sched_setaffinity(0, cpus)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_bytes, file_size_bytes))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
+        if cpu_mem_bytes:
+            resource.setrlimit(resource.RLIMIT_AS, (cpu_mem_bytes, cpu_mem_bytes))
+        if ruleset_fd >= 0:
+            if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+                os._exit(121)
+            if libc.syscall(_SYS_RESTRICT, ctypes.c_int(ruleset_fd), ctypes.c_uint32(0)) != 0:
+                os._exit(122)
+    return fn
+
+
+def _netns_possible() -> bool:
+    return sys.platform.startswith("linux") and os.geteuid() == 0
+
+
+def supervisor_preexec():
+    """The supervisor's start (after Popen's start_new_session): a network namespace where
+    root can make one."""
+    libc = _lib()
+    netns = _netns_possible()
+
+    def fn() -> None:
+        if netns:
+            libc.unshare(_CLONE_NEWNET)  # failure leaves the network as it was; describe() says so
+    return fn
+
+
+def describe() -> dict[str, str]:
+    """What containment the executor applies on this machine (recorded with results)."""
+    abi = landlock_abi()
+    return {
+        "environment": "allow-list (no keys or tokens)",
+        "limits": f"cpu {CPU_SECONDS} s, file size, no core dumps",
+        "filesystem": f"landlock ABI {abi}: writes only to the work dir, build caches, GPU locks"
+        if abi >= 1 else "not contained (no Landlock on this kernel): writes anywhere the user can",
+        "network": ("network namespace (loopback only)" if _netns_possible() else "")
+        + ("; landlock: no TCP" if abi >= 4 else "")
+        or "not contained (no network namespace, Landlock ABI < 4)",
+        "signals": "landlock scope: no signal outside the worker's domain" if abi >= 6
+        else "not contained (Landlock ABI < 6): a candidate can signal processes of the same user",
+        "processes": "supervisor subreaper: descendants are killed with the worker",
+    }
+
+
+# ----------------------------------------------------------------------- the supervisor
+def _children(pid: int) -> list[int]:
+    out: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return out
+    for tid in tasks:
+        try:
+            out += [int(x) for x in Path(f"/proc/{pid}/task/{tid}/children").read_text().split()]
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def live_children(pid: int | None = None) -> list[int]:
+    """Child processes of `pid` (default: this process) that are not zombies."""
+    pid = os.getpid() if pid is None else pid
+    alive = []
+    for c in _children(pid):
+        try:
+            state = Path(f"/proc/{c}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state != "Z":
+            alive.append(c)
+    return alive
+
+
+def kill_descendants(pid: int | None = None, rounds: int = 50) -> int:
+    """SIGKILL every child of `pid` (a subreaper: orphans land here) until none is left; reap
+    them when `pid` is this process. Returns how many were killed."""
+    me = os.getpid() if pid is None else pid
+    killed = 0
+    for _ in range(rounds):
+        kids = _children(me)
+        if not kids:
+            break
+        for c in kids:
+            try:
+                os.kill(c, signal.SIGKILL)
+                killed += 1
+            except ProcessLookupError:
+                pass
+        if me == os.getpid():
+            while True:
+                try:
+                    r, _ = os.waitpid(-1, os.WNOHANG)
+                except ChildProcessError:
+                    break
+                if r == 0:
+                    time.sleep(0.01)
+                    if not _children(me):
+                        break
+    return killed
+
+
+def supervise(argv: list[str]) -> int:
+    """Run the worker command as a child of this subreaper and exit with its status: its exit
+    code, or 128 + the signal that killed it. argv: "RULESET:FSIZE:MEM:CPUS:CHANNEL" then the
+    worker's command line. The channel descriptor becomes the worker's CHANNEL_FD; standard
+    input (its jobs) and output pass through."""
+    import subprocess
+
+    from workbench.execution.protocol import CHANNEL_FD
+
+    _lib().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    spec, argv = argv[0], argv[1:]
+    ruleset, fsize, mem, cpus, channel = spec.split(":")
+    ruleset_fd, channel_fd = int(ruleset), int(channel)
+    if channel_fd >= 0 and channel_fd != CHANNEL_FD:
+        if ruleset_fd == CHANNEL_FD:
+            ruleset_fd = os.dup(ruleset_fd)
+            os.close(CHANNEL_FD)
+        os.dup2(channel_fd, CHANNEL_FD)
+        os.close(channel_fd)
+    proc = subprocess.Popen(argv, pass_fds=tuple(fd for fd in (CHANNEL_FD, ruleset_fd) if fd >= 0),
+                            preexec_fn=preexec(ruleset_fd, int(fsize), int(mem) or None,
+                                               [int(c) for c in cpus.split(",") if c] or None))
+    if ruleset_fd >= 0:
+        os.close(ruleset_fd)
+    os.close(CHANNEL_FD)
+    for s in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(s, lambda *_: proc.kill())
+    rc = proc.wait()
+    kill_descendants()
+    return rc if rc >= 0 else 128 - rc
+
+
+def supervisor_argv(worker_argv: list[str], ruleset_fd: int, file_size_bytes: int,
+                    cpu_mem_bytes: int | None, cpus: Sequence[int] | None, channel_fd: int = -1) -> list[str]:
+    """The command line that starts `worker_argv` under a supervisor."""
+    spec = (f"{ruleset_fd}:{file_size_bytes}:{cpu_mem_bytes or 0}:{','.join(map(str, cpus or []))}"
+            f":{channel_fd}")
+    return [sys.executable, "-m", "workbench.execution.contain", spec, *worker_argv]
+
+
+def decode_exit(rc: int | None) -> int | None:
+    """The worker's return code in Popen's convention (negative: killed by that signal) from
+    the supervisor's; a supervisor killed itself keeps its own negative code."""
+    if rc is not None and rc > 128 and rc - 128 < 65:
+        return -(rc - 128)
+    return rc
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(supervise(sys.argv[1:]))
+    except OSError as e:
+        print(f"supervisor: {e}", file=sys.stderr)
+        sys.exit(125 if e.errno != errno.ENOENT else 127)
