@@ -57,7 +57,7 @@ def _worker_main() -> None:
     from workbench.execution import guards
     from workbench.execution.worker import Verdict, run_job
 
-    contain._lib().prctl(contain._PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    contain.become_subreaper()
     chan = protocol.CHANNEL_FD
     jobs = protocol.FrameReader(0)
     import torch

@@ -79,6 +79,17 @@ def _lib():
     return _libc
 
 
+def prctl(option: int, value: int) -> None:
+    """prctl(option, value) on Linux; nothing elsewhere."""
+    if sys.platform.startswith("linux"):
+        _lib().prctl(option, value, 0, 0, 0)
+
+
+def become_subreaper() -> None:
+    """Orphaned descendants of this process are re-parented to it (Linux), not to init."""
+    prctl(_PR_SET_CHILD_SUBREAPER, 1)
+
+
 def landlock_abi() -> int:
     """The kernel's Landlock ABI version (0: none, or not Linux)."""
     if not sys.platform.startswith("linux"):
@@ -149,9 +160,11 @@ def preexec(ruleset_fd: int, file_size_bytes: int, cpu_mem_bytes: int | None = N
             cpus: Sequence[int] | None = None):
     """The function the worker runs between fork and exec (only system calls, no imports)."""
     libc = _lib()
+    linux = sys.platform.startswith("linux")
 
     def fn() -> None:
-        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if linux:
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if cpus and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, cpus)
         resource.setrlimit(resource.RLIMIT_FSIZE, (file_size_bytes, file_size_bytes))
@@ -266,7 +279,7 @@ def supervise(argv: list[str]) -> int:
 
     from workbench.execution.protocol import CHANNEL_FD
 
-    _lib().prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+    become_subreaper()
     spec, argv = argv[0], argv[1:]
     ruleset, fsize, mem, cpus, channel = spec.split(":")
     ruleset_fd, channel_fd = int(ruleset), int(channel)

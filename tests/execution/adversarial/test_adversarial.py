@@ -4,123 +4,46 @@ clean reference process and the executor's own verdict.
 
 The fixtures hide from the static reader on purpose (names built from pieces, modules taken
 from sys.modules), so what is tested here is the executor's structure, not the AST checks.
-Placeholders {{TARGET}}, {{PORT}}, {{DB}} are filled per test run with paths and a port of
-this test's temporary directory.
 """
 from __future__ import annotations
 
 import os
-import re
-import socket
-import sqlite3
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from workbench.execution import contain
-from workbench.execution.executors import CPUExecutor
-from workbench.problems import get_problem
-from workbench.records import Candidate, Status
+sys.path.insert(0, str(Path(__file__).parent))
+from probes import FIXTURES, SECRET, Probes, expect  # noqa: E402
+
+from workbench.execution import contain  # noqa: E402
+from workbench.execution.executors import CPUExecutor  # noqa: E402
+from workbench.records import Candidate, Status  # noqa: E402
 
 HERE = Path(__file__).parent
-FIXTURES = sorted((HERE / "fixtures").glob("a*.py"))
-SECRET = "sk-adversarial-0123456789"
 OPTIONS = {"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}}
 LANDLOCK = contain.landlock_abi()
-
-
-def _markers() -> set[str]:
-    """Command lines of live processes that carry a fixture's sleep marker."""
-    found = set()
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except (OSError, IndexError):
-            continue
-        if state != "Z" and re.search(r"sleep 301\.(25|5)", cmd):
-            found.add(cmd)
-    return found
-
-
-class _Listener:
-    """A TCP server on the loopback address that records whatever reaches it."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(8)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.received: list[bytes] = []
-        self._stop = False
-        self._t = threading.Thread(target=self._serve, daemon=True)
-        self._t.start()
-
-    def _serve(self) -> None:
-        while not self._stop:
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            with conn:
-                conn.settimeout(2)
-                try:
-                    self.received.append(conn.recv(1024) or b"(connected)")
-                except OSError:
-                    self.received.append(b"(connected)")
-
-    def close(self) -> None:
-        self._stop = True
-        self._t.join(2)
-        self.sock.close()
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("adversarial")
-    target = tmp / "outside" / "written.txt"
-    target.parent.mkdir()
-    db = tmp / "store.sqlite"
-    with sqlite3.connect(db) as con:
-        con.execute("CREATE TABLE probe (x INTEGER)")
-        con.executemany("INSERT INTO probe VALUES (?)", [(i,) for i in range(5)])
-    listener = _Listener()
-    problem = get_problem("L1/01_softmax")
-    cands = {}
-    for path in FIXTURES:
-        src = (path.read_text().replace("{{TARGET}}", str(target)).replace("{{PORT}}", str(listener.port))
-               .replace("{{DB}}", str(db)))
-        cands[path.stem] = Candidate.from_source(problem.id, src, origin="test:adversarial")
-    big = "import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        return x\n" \
-          + "# padding\n" * 120_000
-    cands["oversized_source"] = Candidate.from_source(problem.id, big, origin="test:adversarial")
+    probes = Probes(tmp)
+    problem = probes.problem
     honest = Candidate.from_source(problem.id, (HERE.parent / "fixtures/honest/softmax_manual_torch.py").read_text())
     os.environ["WB_ADVERSARIAL_SECRET"] = SECRET
     try:
         with CPUExecutor(workers=2, timeout_s=25, run_timeout_s=30, options=OPTIONS,
                          cache_root=tmp / "cache") as ex:
-            futures = {name: ex.submit(problem, [c])[0] for name, c in cands.items()}
+            futures = {name: ex.submit(problem, [c])[0] for name, c in probes.candidates.items()}
             results = {name: f.result(timeout=900) for name, f in futures.items()}
             after = ex.measure(problem, [honest])[0]
     finally:
         os.environ.pop("WB_ADVERSARIAL_SECRET", None)
         time.sleep(0.5)
-        listener.close()
-    with sqlite3.connect(db) as con:
-        rows = con.execute("SELECT COUNT(*) FROM probe").fetchone()[0]
-    return {"results": results, "after": after, "target": target, "rows": rows, "listener": listener,
-            "markers": _markers()}
-
-
-def _expect(name: str) -> set[str]:
-    src = (HERE / "fixtures" / f"{name}.py").read_text()
-    return {s.strip() for s in re.search(r"^EXPECT:\s*(.+)$", src, re.M).group(1).split(",")}
+    side = probes.side_effects()
+    return {"results": results, "after": after, "side": side}
 
 
 def test_there_are_at_least_twenty_attacks():
@@ -131,7 +54,7 @@ def test_there_are_at_least_twenty_attacks():
 def test_attack_is_caught_or_contained(path, run):
     m = run["results"][path.stem]
     assert m.status is not Status.OK, f"{path.stem} passed as ok: {m.reason}"
-    assert m.status.value in _expect(path.stem), (m.status.value, m.reason)
+    assert m.status.value in expect(path.stem), (m.status.value, m.reason)
     assert m.reason
     assert m.speedup is None
 
@@ -165,7 +88,7 @@ def test_a_patched_checker_does_not_decide(run):
 
 
 def test_no_process_outlives_its_worker(run):
-    assert not run["markers"], run["markers"]
+    assert not run["side"]["processes_left"], run["side"]
     res = run["results"]
     for name in ("a12_hidden_subprocess_setsid", "a13_double_fork_setsid"):
         assert "process(es) running" in res[name].reason, (name, res[name].reason)
@@ -188,15 +111,15 @@ def test_oversized_source_is_refused_with_a_reason(run):
 
 @pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: writes are not contained here")
 def test_writes_outside_the_work_dir_are_refused(run):
-    assert not run["target"].exists()
-    assert run["rows"] == 5
+    assert not run["side"]["file_written"]
+    assert run["side"]["db_rows"] == 5
     assert "Permission" in run["results"]["a16_write_outside_pathlib"].reason
 
 
 @pytest.mark.skipif(LANDLOCK < 4 and not (sys.platform.startswith("linux") and os.geteuid() == 0),
                     reason="neither Landlock TCP rules nor a network namespace on this machine")
 def test_no_connection_leaves_the_worker(run):
-    assert run["listener"].received == []
+    assert run["side"]["connections"] == []
 
 
 @pytest.mark.skipif(LANDLOCK < 6, reason="Landlock ABI < 6: signals to the parent are not scoped here")
