@@ -111,7 +111,7 @@ class SearchView(pn.viewable.Viewer):
 
     def refresh(self, force: bool = False) -> None:
         """Redraw from the store when its version or the runner's phase moved (cheap poll)."""
-        seen = (self._store.version(), self._runner.phase)
+        seen = (self._store.version(), self._runner.phase, self._runner.message)
         if seen == self._seen and not force:
             return
         self._seen = seen
@@ -125,8 +125,8 @@ class SearchView(pn.viewable.Viewer):
         replay = "REPLAY" if str(cfg.get("gpu", self.gpu.value)).startswith("replay:") else "LIVE"
         if not sid:
             if phase == "preparing":
-                self.status.object = (f"preparing a {replay} search of `{cfg.get('problem')}` "
-                                      f"(fitting the {cfg.get('forecaster')} forecaster)...")
+                self.status.object = (f"preparing a {replay} search of `{cfg.get('problem')}`: "
+                                      f"{self._runner.message or 'building the search...'}")
             elif phase == "failed":
                 self.status.object = f"**search failed:** `{self._runner.error.splitlines()[0]}`"
             return
