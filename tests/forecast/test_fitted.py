@@ -128,14 +128,15 @@ def test_least_recently_used_entries_are_trimmed(tmp_path):
     assert [p.stem for p in cache.entries()] == ["c" * 32, "d" * 32]
 
 
-def test_real_learned_forecaster_round_trip(tmp_path, data):
+def test_real_learned_forecaster_round_trip(tmp_path, data, monkeypatch):
     problems, candidates, ms = data
     settings = {"max_iter": 20, "seed": 0, "calibration_folds": 3}
     fitted_now = fit_or_load(problems, candidates, ms, hardware_key="h100", settings=settings,
                              cache_dir=tmp_path)
     calls = []
+    monkeypatch.setattr(fitted, "_learned_fitter", lambda s: lambda *a: calls.append(a))
     loaded = fit_or_load(problems, candidates, ms, hardware_key="h100", settings=settings,
-                         cache_dir=tmp_path, fitter=lambda *a: calls.append(a))
+                         cache_dir=tmp_path)
     assert calls == [] and loaded is not fitted_now and isinstance(loaded, LearnedForecaster)
     P, C = {p.id: p for p in problems}, {c.id: c for c in candidates}
     items = [(P[m.problem_id], C[m.candidate_id]) for m in ms[:25]]
