@@ -79,7 +79,15 @@ def test_llm_without_server_is_a_clear_error(monkeypatch, capsys):
         monkeypatch.delenv(var, raising=False)
     rc = main(["forecast", PROBLEM, _candidate(), "--forecaster", "llm"])
     err = capsys.readouterr().err
-    assert rc == 1 and "WORKBENCH_LLM" in err
+    assert rc == 1 and "--llm-base-url" in err and "WORKBENCH_LLM_BASE_URL" in err
+    assert "base_url=" not in err  # CLI words, not Python arguments
+    rc = main(["forecast", PROBLEM, _candidate(), "--forecaster", "llm",
+               "--llm-base-url", "http://127.0.0.1:9/v1"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "--llm-model" in err and "WORKBENCH_LLM_MODEL" in err and "model=" not in err
+    rc = main(["forecast", PROBLEM, _candidate(), "--forecaster", "llm",
+               "--llm-base-url", "127.0.0.1:8080", "--llm-model", "m"])
+    assert rc == 1 and "must start with http://" in capsys.readouterr().err
 
 
 def test_bad_problem_and_files(tmp_path, capsys):

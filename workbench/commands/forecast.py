@@ -12,8 +12,9 @@ The learned forecaster is fitted on the shipped measurements of the chosen GPU (
 with the forecast problem's own rows left out, so it forecasts the problem as an unseen one;
 the fitted model is cached (`workbench.forecast.fitted`: keyed by the training rows, the GPU,
 the settings and the forecaster's code) under --cache-dir, $WORKBENCH_CACHE_DIR or the user's
-cache folder, shared with `workbench search` and the app; or it is loaded from --model PATH. The LLM forecaster reads
-WORKBENCH_LLM_BASE_URL / WORKBENCH_LLM_MODEL / WORKBENCH_LLM_API_KEY.
+cache folder, shared with `workbench search` and the app; or it is loaded from --model PATH. The
+LLM forecaster asks the server of --llm-base-url / --llm-model (default WORKBENCH_LLM_BASE_URL /
+WORKBENCH_LLM_MODEL), with the key from WORKBENCH_LLM_API_KEY.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import json
 import sys
 from pathlib import Path
 
+from workbench.commands.common import add_llm_options, llm_client
 from workbench.errors import CandidateError, ConfigError
 
 FORECASTERS = ("learned", "roofline", "llm")
@@ -47,6 +49,7 @@ def register(sub) -> None:
                    "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
                    "your own: entries are pickles")
     p.add_argument("--json", action="store_true", help="print the forecast as JSON")
+    add_llm_options(p)
     p.set_defaults(handler=_forecast)
 
 
@@ -123,9 +126,8 @@ def _make(args, problem):
 
         return RooflineForecaster(), hw
     from workbench.forecast.llm import LLMForecaster
-    from workbench.llm.client import ChatClient
 
-    return LLMForecaster(ChatClient.from_env()), hw
+    return LLMForecaster(llm_client(args)), hw
 
 
 def format_forecast(f) -> str:

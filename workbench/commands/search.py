@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from workbench.commands.common import add_executor_options, db_path, ray_executor, table
+from workbench.commands.common import (add_executor_options, add_llm_options, db_path, llm_client,
+                                       ray_executor, table)
 from workbench.errors import ConfigError
 from workbench.search.methods import METHODS
 
@@ -31,7 +32,7 @@ def register(sub) -> None:
     p.add_argument("--budget", type=int, default=40, help="GPU measurements allowed, seeds included")
     p.add_argument("--forecaster", choices=FORECASTERS, default="learned",
                    help="learned: fit on the database's measurements of other problems; roofline; "
-                   "llm: $WORKBENCH_LLM_BASE_URL / _MODEL; none: only with measure_all")
+                   "llm: the server of --llm-base-url / --llm-model; none: only with measure_all")
     p.add_argument("--forecaster-path", help="a saved LearnedForecaster to load instead of fitting one")
     p.add_argument("--cache-dir", help="where fitted learned forecasters are cached and reused (default "
                    "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
@@ -56,6 +57,7 @@ def register(sub) -> None:
     p.add_argument("--list", action="store_true", help="list the searches in the database")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_executor_options(p)
+    add_llm_options(p)
     p.set_defaults(handler=_handle)
 
 
@@ -133,10 +135,9 @@ def build_run(store, args, progress=None):
     elif kind == "mutation":
         generator = MutationGenerator(ZooGenerator())
     else:
-        from workbench.llm.client import ChatClient
         from workbench.search.generators import LLMGenerator
 
-        generator = LLMGenerator(ChatClient.from_env())
+        generator = LLMGenerator(llm_client(args))
     forecaster = _forecaster(store, args, problem, executor.hardware.key, progress)
     method = make_method(args.method, k=args.k, m=args.m)
     adapt = not getattr(args, "no_adapt", False)
@@ -175,9 +176,8 @@ def _forecaster(store, args, problem, hardware_key: str, progress=None):
         return RooflineForecaster()  # analytic: nothing to fit
     if args.forecaster == "llm":
         from workbench.forecast.llm import LLMForecaster
-        from workbench.llm.client import ChatClient
 
-        return LLMForecaster(ChatClient.from_env())
+        return LLMForecaster(llm_client(args))
     from workbench.forecast.learned import LearnedForecaster
 
     if args.forecaster_path:

@@ -67,7 +67,9 @@ class SearchView(pn.viewable.Viewer):
         self.gpu = pn.widgets.Select(name="GPU", options=gpus, value=next(iter(gpus.values()), None))
         self.forecaster = pn.widgets.Select(name="Forecaster", options=FORECASTERS, value="learned")
         self.method = pn.widgets.Select(name="Method", options=METHODS, value="screen_topk")
-        self.budget = pn.widgets.IntInput(name="Budget (GPU measurements)", value=8, start=2, end=500)
+        # No start/end bounds: the browser would clamp a typed value silently; the runner
+        # refuses a budget below 1 with a message instead, and any larger one is honoured.
+        self.budget = pn.widgets.IntInput(name="Budget (GPU measurements)", value=8)
         self.start_btn = pn.widgets.Button(label="Start", button_type="primary", css_classes=["wb-start"])
         self.pause_btn = pn.widgets.Button(label="Pause")
         self.resume_btn = pn.widgets.Button(label="Resume")
