@@ -135,8 +135,13 @@ class ConformalRiskController(SelectivePolicy):
         if c.shape != e.shape or c.ndim != 1 or len(c) == 0:
             raise MetricInputError("need equal-length, non-empty 1-D confidence and loss arrays")
         grid = np.linspace(1.0, 0.0, self.grid + 1)
-        counts = np.array([int((c >= lam).sum()) for lam in grid])
-        errors = np.array([int(round(float(e[c >= lam].sum()))) for lam in grid])
+        # Covered count and summed loss at every grid threshold from one sort (c >= lambda).
+        order = np.argsort(c, kind="stable")
+        c_sorted = c[order]
+        tail_loss = np.concatenate([np.cumsum(e[order][::-1])[::-1], [0.0]])  # loss of rows i..n-1
+        first = np.searchsorted(c_sorted, grid, side="left")
+        counts = len(c) - first
+        errors = np.rint(tail_loss[first]).astype(int)
         starts = self._start_indices(counts, int(np.isfinite(c).sum()))
         levels = self.levels(len(starts))
         p_values = np.full(len(grid), np.nan)
