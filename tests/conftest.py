@@ -28,6 +28,16 @@ from typing import Iterator
 
 import pytest
 
+@pytest.fixture(scope="session", autouse=True)
+def _fitted_cache_in_tmp(tmp_path_factory):
+    """Fitted forecasters (workbench.forecast.fitted) are cached in a temporary folder shared by
+    the session's tests, never in the user's cache folder (session scope: set before any
+    module-scoped fixture fits one)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("fitted-cache")))
+        yield
+
+
 #: Name the test server gives its model (`--model_alias`).
 LLM_TEST_MODEL = "smollm2-135m"
 

@@ -41,19 +41,20 @@ def test_learned_prints_distribution_and_p_fail(small_data, tmp_path, capsys):
             "--cache-dir", str(tmp_path)]
     assert main(args) == 0
     out = capsys.readouterr()
-    assert "fitting the learned forecaster" in out.err and f"{PROBLEM} left out" in out.err
+    assert "fitting learned forecaster on" in out.err and "done in" in out.err
+    assert f"{PROBLEM} left out" in out.err
     text = out.out
     for label in bins.LABELS:
         assert label in text
     assert text.count("<- predicted") == 1
     assert "failure probability:" in text and "expected speedup:" in text
     assert "strongest features:" in text  # the learned forecaster's reasoning
-    cached = list((tmp_path / "forecasters").glob("learned-*.joblib"))
+    cached = list((tmp_path / "fitted").glob("*.joblib"))
     assert len(cached) == 1
     # Second call: loaded from the cache (no refit), same answer, JSON form.
     assert main(args + ["--json"]) == 0
     out = capsys.readouterr()
-    assert "fitting" not in out.err
+    assert "fitting" not in out.err and "loaded cached learned forecaster" in out.err
     doc = json.loads(out.out)
     assert len(doc["probabilities"]) == 8 and abs(sum(doc["probabilities"]) - 1) < 1e-9
     assert 0 < doc["p_fail"] < 1 and doc["forecaster"] == "learned"
@@ -78,7 +79,15 @@ def test_llm_without_server_is_a_clear_error(monkeypatch, capsys):
         monkeypatch.delenv(var, raising=False)
     rc = main(["forecast", PROBLEM, _candidate(), "--forecaster", "llm"])
     err = capsys.readouterr().err
-    assert rc == 1 and "WORKBENCH_LLM" in err
+    assert rc == 1 and "--llm-base-url" in err and "WORKBENCH_LLM_BASE_URL" in err
+    assert "base_url=" not in err  # CLI words, not Python arguments
+    rc = main(["forecast", PROBLEM, _candidate(), "--forecaster", "llm",
+               "--llm-base-url", "http://127.0.0.1:9/v1"])
+    err = capsys.readouterr().err
+    assert rc == 1 and "--llm-model" in err and "WORKBENCH_LLM_MODEL" in err and "model=" not in err
+    rc = main(["forecast", PROBLEM, _candidate(), "--forecaster", "llm",
+               "--llm-base-url", "127.0.0.1:8080", "--llm-model", "m"])
+    assert rc == 1 and "must start with http://" in capsys.readouterr().err
 
 
 def test_bad_problem_and_files(tmp_path, capsys):

@@ -56,3 +56,34 @@ def ray_executor(gpu: str, address: str | None, **kwargs):
     if g != "cpu" and g != "cuda" and not g.startswith("cuda:"):
         raise ConfigError(f"--gpu {gpu!r} is not understood with --executor ray; use cuda or cpu")
     return RayExecutor(address=address, device="cpu" if g == "cpu" else "cuda", **kwargs)
+
+
+def add_llm_options(p) -> None:
+    """`--llm-base-url` and `--llm-model` (over $WORKBENCH_LLM_BASE_URL / _MODEL); the key is
+    read from $WORKBENCH_LLM_API_KEY only, so it never appears in a command line."""
+    p.add_argument("--llm-base-url", default=None, metavar="URL",
+                   help="OpenAI-compatible server for --forecaster llm / --generator llm, e.g. "
+                   "http://127.0.0.1:8080/v1 (default $WORKBENCH_LLM_BASE_URL)")
+    p.add_argument("--llm-model", default=None, metavar="NAME",
+                   help="model name on that server (default $WORKBENCH_LLM_MODEL); the API key, if "
+                   "the server needs one, is read from $WORKBENCH_LLM_API_KEY")
+
+
+def llm_client(args):
+    """A ChatClient from `--llm-base-url` / `--llm-model`, else the environment; errors name the
+    flag and the variable to set, not Python arguments."""
+    from workbench.llm.client import ENV_BASE_URL, ENV_MODEL, ChatClient
+    from workbench.llm.errors import LLMConfigError
+
+    url = (getattr(args, "llm_base_url", None) or os.environ.get(ENV_BASE_URL) or "").strip()
+    model = (getattr(args, "llm_model", None) or os.environ.get(ENV_MODEL) or "").strip()
+    if not url:
+        raise LLMConfigError(f"no LLM server configured: pass --llm-base-url URL or set {ENV_BASE_URL}, "
+                             "e.g. http://127.0.0.1:8080/v1 for a local llama.cpp or vLLM server")
+    if not url.startswith(("http://", "https://")):
+        raise LLMConfigError(f"--llm-base-url / {ENV_BASE_URL} {url!r} must start with http:// or "
+                             "https://, e.g. http://127.0.0.1:8080/v1")
+    if not model:
+        raise LLMConfigError(f"no model name: pass --llm-model NAME or set {ENV_MODEL}; the server "
+                             f"lists the names it serves at {url.rstrip('/')}/models")
+    return ChatClient.from_env(base_url=url, model=model)

@@ -10,18 +10,19 @@ over the parent kernel instead of over the PyTorch reference.
 
 The learned forecaster is fitted on the shipped measurements of the chosen GPU (or --data DIR)
 with the forecast problem's own rows left out, so it forecasts the problem as an unseen one;
-the fitted model is cached under --cache-dir (keyed by the data files, the GPU, the problem and
-the feature set), or loaded from --model PATH. The LLM forecaster reads
-WORKBENCH_LLM_BASE_URL / WORKBENCH_LLM_MODEL / WORKBENCH_LLM_API_KEY.
+the fitted model is cached (`workbench.forecast.fitted`: keyed by the training rows, the GPU,
+the settings and the forecaster's code) under --cache-dir, $WORKBENCH_CACHE_DIR or the user's
+cache folder, shared with `workbench search` and the app; or it is loaded from --model PATH. The
+LLM forecaster asks the server of --llm-base-url / --llm-model (default WORKBENCH_LLM_BASE_URL /
+WORKBENCH_LLM_MODEL), with the key from WORKBENCH_LLM_API_KEY.
 """
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import sys
 from pathlib import Path
 
+from workbench.commands.common import add_llm_options, llm_client
 from workbench.errors import CandidateError, ConfigError
 
 FORECASTERS = ("learned", "roofline", "llm")
@@ -44,9 +45,11 @@ def register(sub) -> None:
                    "(default kernels_cache/shipped)")
     p.add_argument("--model", help="a saved LearnedForecaster (LearnedForecaster.save) to use "
                    "instead of fitting one")
-    p.add_argument("--cache-dir", help="where fitted learned forecasters are cached "
-                   "(default $WORKBENCH_CACHE or ~/.cache/workbench)")
+    p.add_argument("--cache-dir", help="where fitted learned forecasters are cached (default "
+                   "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
+                   "your own: entries are pickles")
     p.add_argument("--json", action="store_true", help="print the forecast as JSON")
+    add_llm_options(p)
     p.set_defaults(handler=_forecast)
 
 
@@ -85,18 +88,6 @@ def _hardware(key: str, measurements) -> "object":
     return Hardware(key=key, name=key.upper())
 
 
-def _cache_key(data: Path, hardware: str, problem_id: str) -> str:
-    from workbench.forecast.features import FEATURE_NAMES
-    from workbench.forecast.learned import _FORMAT
-
-    h = hashlib.sha256()
-    for f in sorted(data.glob("*.parquet")):
-        st = f.stat()
-        h.update(f"{f.name}:{st.st_size}:{st.st_mtime_ns}".encode())
-    h.update(json.dumps([hardware, problem_id, list(FEATURE_NAMES), _FORMAT]).encode())
-    return h.hexdigest()[:20]
-
-
 def _learned(args, problem):
     """(forecaster, hardware record): loaded from --model, from the cache, or fitted."""
     from workbench.forecast.learned import LearnedForecaster
@@ -112,21 +103,13 @@ def _learned(args, problem):
     if not ms:
         raise ConfigError(f"no {args.hardware} measurements in {data} to fit the learned forecaster "
                           "on; pick another --hardware or pass --model PATH")
-    cache = Path(args.cache_dir or os.environ.get("WORKBENCH_CACHE")
-                 or Path.home() / ".cache" / "workbench") / "forecasters"
-    path = cache / f"learned-{_cache_key(data, args.hardware, problem.id)}.joblib"
-    if path.is_file():
-        try:
-            return LearnedForecaster.load(path), hw
-        except ConfigError:
-            pass  # stale or unreadable cache entry: fit again and overwrite it
-    print(f"fitting the learned forecaster on {len(ms)} {args.hardware} measurements "
-          f"(problem {problem.id} left out); cached at {path}", file=sys.stderr)
-    fc = LearnedForecaster().fit(problems, candidates, ms)
-    try:
-        fc.save(path)
-    except OSError:
-        pass  # a read-only cache directory only costs a refit next time
+    from workbench.forecast.fitted import fit_or_load
+
+    # The problem's own rows are left out above, so the key (the training rows) names it too.
+    print(f"learned forecaster for {args.hardware}: {problem.id} left out of its training rows "
+          "(forecast as an unseen problem)", file=sys.stderr)
+    fc = fit_or_load(problems, candidates, ms, hardware_key=args.hardware, cache_dir=args.cache_dir,
+                     progress=lambda msg: print(msg, file=sys.stderr, flush=True))
     return fc, hw
 
 
@@ -143,9 +126,8 @@ def _make(args, problem):
 
         return RooflineForecaster(), hw
     from workbench.forecast.llm import LLMForecaster
-    from workbench.llm.client import ChatClient
 
-    return LLMForecaster(ChatClient.from_env()), hw
+    return LLMForecaster(llm_client(args)), hw
 
 
 def format_forecast(f) -> str:

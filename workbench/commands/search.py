@@ -10,7 +10,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from workbench.commands.common import add_executor_options, db_path, ray_executor, table
+from workbench.commands.common import (add_executor_options, add_llm_options, db_path, llm_client,
+                                       ray_executor, table)
 from workbench.errors import ConfigError
 from workbench.search.methods import METHODS
 
@@ -31,8 +32,11 @@ def register(sub) -> None:
     p.add_argument("--budget", type=int, default=40, help="GPU measurements allowed, seeds included")
     p.add_argument("--forecaster", choices=FORECASTERS, default="learned",
                    help="learned: fit on the database's measurements of other problems; roofline; "
-                   "llm: $WORKBENCH_LLM_BASE_URL / _MODEL; none: only with measure_all")
+                   "llm: the server of --llm-base-url / --llm-model; none: only with measure_all")
     p.add_argument("--forecaster-path", help="a saved LearnedForecaster to load instead of fitting one")
+    p.add_argument("--cache-dir", help="where fitted learned forecasters are cached and reused (default "
+                   "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
+                   "your own: entries are pickles")
     p.add_argument("--reference-time", choices=("estimate", "measured"), default="measured",
                    help="the fitted learned forecaster's reference time: measured on the GPU "
                    "(default: the database's earlier measurements of the problem there when the run "
@@ -53,6 +57,7 @@ def register(sub) -> None:
     p.add_argument("--list", action="store_true", help="list the searches in the database")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     add_executor_options(p)
+    add_llm_options(p)
     p.set_defaults(handler=_handle)
 
 
@@ -69,7 +74,7 @@ def _handle(args) -> int:
             return 0
         if not args.problem:
             raise ConfigError("--problem is required (or --list); `workbench problems list` shows the ids")
-        run = build_run(store, args)
+        run = build_run(store, args, progress=_stderr)
         if args.resume:
             run.resume(args.resume)
         else:
@@ -107,8 +112,15 @@ def _print_summary(s: dict[str, Any]) -> None:
     print(f"finished:                {s['finish_reason'] or 'no (stopped)'}")
 
 
-def build_run(store, args):
-    """A SearchRun from parsed CLI arguments (problem, executor, generator, forecaster, method)."""
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def build_run(store, args, progress=None):
+    """A SearchRun from parsed CLI arguments (problem, executor, generator, forecaster, method).
+
+    `progress(message)` receives stage messages while the forecaster is fitted or loaded
+    (the CLI prints them to stderr, the app shows them as the runner's status)."""
     from workbench.problems import get_problem
     from workbench.search import MutationGenerator, ReplayGenerator, SearchRun, ZooGenerator, make_method
     from workbench.search.selection import make_selector
@@ -123,11 +135,10 @@ def build_run(store, args):
     elif kind == "mutation":
         generator = MutationGenerator(ZooGenerator())
     else:
-        from workbench.llm.client import ChatClient
         from workbench.search.generators import LLMGenerator
 
-        generator = LLMGenerator(ChatClient.from_env())
-    forecaster = _forecaster(store, args, problem, executor.hardware.key)
+        generator = LLMGenerator(llm_client(args))
+    forecaster = _forecaster(store, args, problem, executor.hardware.key, progress)
     method = make_method(args.method, k=args.k, m=args.m)
     adapt = not getattr(args, "no_adapt", False)
     stored = store.get_search(args.resume) if getattr(args, "resume", None) else None
@@ -156,24 +167,28 @@ def _executor(store, gpu: str, kind: str = "local", ray_address: str | None = No
     raise ConfigError(f"--gpu {gpu!r} is not understood; use cuda:0, cpu or replay:h100")
 
 
-def _forecaster(store, args, problem, hardware_key: str):
+def _forecaster(store, args, problem, hardware_key: str, progress=None):
     if args.forecaster == "none":
         return None
     if args.forecaster == "roofline":
         from workbench.forecast.roofline import RooflineForecaster
 
-        return RooflineForecaster()
+        return RooflineForecaster()  # analytic: nothing to fit
     if args.forecaster == "llm":
         from workbench.forecast.llm import LLMForecaster
-        from workbench.llm.client import ChatClient
 
-        return LLMForecaster(ChatClient.from_env())
+        return LLMForecaster(llm_client(args))
     from workbench.forecast.learned import LearnedForecaster
 
     if args.forecaster_path:
         return LearnedForecaster.load(args.forecaster_path)
+    from workbench.forecast.fitted import fit_or_load
+
     # Fit on other problems only: the searched problem's own measurements would leak the answer.
     ms = [m for m in store.measurements(hardware_key=hardware_key) if m.problem_id != problem.id]
     # Callers that build args themselves (the app's runner) may leave reference_time out.
     reference_time = getattr(args, "reference_time", "measured")
-    return LearnedForecaster(reference_time=reference_time).fit(store.problems(), store.candidates(), ms)
+    # Loaded from the on-disk cache when these rows were fitted before with these settings.
+    return fit_or_load(store.problems(), store.candidates(), ms, hardware_key=hardware_key,
+                       settings={"reference_time": reference_time}, progress=progress,
+                       cache_dir=getattr(args, "cache_dir", None))

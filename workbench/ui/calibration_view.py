@@ -3,8 +3,10 @@ risk-coverage plots.
 
 Split as the style guide asks: `calibration_info` is a pure function from paired forecasts and
 measurements to arrays; `threshold_summary` turns a threshold into coverage, selective risk
-and GPU measurements saved; `CalibrationView` renders both with Bokeh and only swaps column
-data when the slider moves, so an update stays cheap with tens of thousands of points.
+and GPU measurements saved; `target_risk_summary` turns a target risk into the threshold a
+conformal risk controller certifies on half of the problems and what trusting it saves on the
+other half; `CalibrationView` renders them with Bokeh and only swaps column data when the
+slider moves, so an update stays cheap with tens of thousands of points.
 """
 from __future__ import annotations
 
@@ -34,6 +36,7 @@ class CalibrationInfo:
     predicted_bin: np.ndarray     # 0..7
     true_bin: np.ndarray          # 0..7
     abstained: np.ndarray         # bool
+    problem_ids: np.ndarray | None = None  # str; None when built without them
 
     @property
     def n(self) -> int:
@@ -59,11 +62,11 @@ def calibration_info(forecasts: Sequence[Forecast], measurements: Sequence[Measu
             continue
         rows.append((f.candidate_id, f.expected_log2_speedup, math.log2(m.speedup),
                      0.0 if f.abstained else f.confidence, f.predicted_bin,
-                     bins.bin_of(m.speedup), f.abstained))
+                     bins.bin_of(m.speedup), f.abstained, f.problem_id))
     if not rows:
         z = np.zeros(0)
         return CalibrationInfo(np.array([], dtype=object), z, z, z, z.astype(int), z.astype(int),
-                               z.astype(bool))
+                               z.astype(bool), np.array([], dtype=object))
     cols = list(zip(*rows))
     return CalibrationInfo(
         candidate_ids=np.array(cols[0], dtype=object),
@@ -73,6 +76,7 @@ def calibration_info(forecasts: Sequence[Forecast], measurements: Sequence[Measu
         predicted_bin=np.array(cols[4], dtype=int),
         true_bin=np.array(cols[5], dtype=int),
         abstained=np.array(cols[6], dtype=bool),
+        problem_ids=np.array(cols[7], dtype=object),
     )
 
 
@@ -98,6 +102,66 @@ def threshold_summary(info: CalibrationInfo, threshold: float) -> ThresholdSumma
     return ThresholdSummary(threshold=float(threshold), coverage=k / n if n else 0.0,
                             selective_risk=risk, trusted=k, deferred=n - k,
                             gpu_saved_pct=100.0 * k / n if n else 0.0)
+
+
+@dataclass(frozen=True)
+class TargetRiskSummary:
+    """What a conformal risk controller certifies for `target_risk`, calibrated on one half of
+    the problems and applied to the other (held-out) half."""
+
+    target_risk: float
+    delta: float
+    threshold: float           # certified confidence threshold; inf when none was certified
+    calibration_n: int         # forecasts the controller calibrated on
+    test_n: int                # held-out forecasts it was applied to
+    trusted: int               # held-out forecasts trusted (each a GPU measurement saved)
+    test_risk: float           # bin error rate among the trusted held-out forecasts (nan if none)
+
+    @property
+    def share_trusted(self) -> float:
+        return self.trusted / self.test_n if self.test_n else 0.0
+
+
+def target_risk_summary(info: CalibrationInfo, target_risk: float, delta: float = 0.1,
+                        seed: int = 0) -> TargetRiskSummary | None:
+    """Split the problems in two at random (`seed`), calibrate a `ConformalRiskController`
+    (target_risk, delta) on one half's forecasts and apply its threshold to the other half's:
+    the share trusted there is the share of GPU measurements saved. None with fewer than two
+    problems (nothing to hold out)."""
+    from workbench.calibration.conformal import ConformalRiskController
+
+    if info.problem_ids is None or len(set(info.problem_ids.tolist())) < 2:
+        return None
+    problems = sorted(set(info.problem_ids.tolist()))
+    np.random.default_rng(seed).shuffle(problems)
+    calib = np.isin(info.problem_ids, problems[: len(problems) // 2])
+    conf = np.where(info.abstained, -np.inf, info.confidence)
+    ctl = ConformalRiskController(target_risk=target_risk, delta=delta).calibrate_arrays(
+        conf[calib], info.error[calib])
+    test = ~calib
+    trusted = test & (conf >= ctl.threshold_)
+    k = int(trusted.sum())
+    return TargetRiskSummary(target_risk=float(target_risk), delta=float(delta),
+                             threshold=float(ctl.threshold_), calibration_n=int(calib.sum()),
+                             test_n=int(test.sum()), trusted=k,
+                             test_risk=float(info.error[trusted].mean()) if k else float("nan"))
+
+
+def target_risk_text(t: TargetRiskSummary | None) -> str:
+    """The view's sentence for a TargetRiskSummary (Markdown)."""
+    if t is None:
+        return "A target risk needs forecasts of at least two problems (one half calibrates, one is held out)."
+    head = (f"**target risk {t.target_risk:.2f}** (guaranteed with probability {1 - t.delta:.0%}; "
+            f"calibrated on {t.calibration_n} forecasts of half the problems): ")
+    if not math.isfinite(t.threshold):
+        return head + ("no threshold certified, so every candidate goes to the GPU: "
+                       "**share trusted** <span class='wb-target-share'>0.0%</span>, "
+                       f"**GPU measurements saved** 0 of {t.test_n} held-out forecasts.")
+    risk = "n/a" if math.isnan(t.test_risk) else f"{t.test_risk:.3f}"
+    return head + (f"certified threshold {t.threshold:.3f}; on the {t.test_n} held-out forecasts of the "
+                   f"other problems: **share trusted** <span class='wb-target-share'>"
+                   f"{100 * t.share_trusted:.1f}%</span>, **GPU measurements saved** {t.trusted} of "
+                   f"{t.test_n}, selective risk there {risk}.")
 
 
 def reliability(info: CalibrationInfo, n_buckets: int = 10) -> dict[str, np.ndarray]:
@@ -130,6 +194,9 @@ class CalibrationView(pn.viewable.Viewer):
     threshold = param.Number(default=0.5, bounds=(0.0, 1.0), step=0.01,
                              doc="confidence at or above which a forecast is trusted")
     summary = param.Parameter(doc="ThresholdSummary at the current threshold")
+    target_risk = param.Number(default=0.3, bounds=(0.05, 0.95), step=0.05,
+                               doc="error rate among trusted forecasts the conformal controller must keep")
+    target = param.Parameter(doc="TargetRiskSummary at the current target risk (None: too few problems)")
 
     def __init__(self, info: CalibrationInfo | None = None, **params):
         super().__init__(**params)
@@ -141,8 +208,14 @@ class CalibrationView(pn.viewable.Viewer):
         self._figs = self._make_figures()
         self.slider = pn.widgets.FloatSlider.from_param(self.param.threshold, name="Confidence threshold")
         self.stats = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["wb-threshold-stats"])
+        self.target_slider = pn.widgets.FloatSlider.from_param(
+            self.param.target_risk, name="Target risk (conformal controller)")
+        self.target_stats = pn.pane.Markdown("", sizing_mode="stretch_width", css_classes=["wb-target-stats"])
+        self.use_target_btn = pn.widgets.Button(label="Set the threshold to the certified one")
+        self.use_target_btn.on_click(self._use_target)
         self._refresh_static()
         self._on_threshold()
+        self._on_target()
 
     # ------------------------------------------------------------------ data
     def set_info(self, info: CalibrationInfo) -> None:
@@ -151,6 +224,7 @@ class CalibrationView(pn.viewable.Viewer):
         set_data(self._scatter, self._scatter_data())
         self._refresh_static()
         self._on_threshold()
+        self._on_target()
 
     def _scatter_data(self, trusted: np.ndarray | None = None) -> dict:
         i = self._info
@@ -181,6 +255,16 @@ class CalibrationView(pn.viewable.Viewer):
             f"**GPU measurements saved** {s.gpu_saved_pct:.1f}% &nbsp; (n = {self._info.n})")
         self.summary = s
 
+    @param.depends("target_risk", watch=True)
+    def _on_target(self) -> None:
+        self.target = target_risk_summary(self._info, self.target_risk)
+        self.target_stats.object = target_risk_text(self.target)
+        self.use_target_btn.disabled = self.target is None or not math.isfinite(self.target.threshold)
+
+    def _use_target(self, event=None) -> None:
+        if self.target is not None and math.isfinite(self.target.threshold):
+            self.threshold = min(1.0, max(0.0, self.target.threshold))
+
     # ------------------------------------------------------------------ figures
     def _make_figures(self):
         mapper = LinearColorMapper(palette="Viridis256", low=0.0, high=1.0)
@@ -204,5 +288,13 @@ class CalibrationView(pn.viewable.Viewer):
 
     def __panel__(self):
         sc, rel, rc = self._figs
-        return pn.Column(self.slider, self.stats, pn.pane.Bokeh(sc),
+        help_text = pn.pane.Markdown(
+            "A *trusted* forecast stands in for a GPU measurement. The threshold slider shows what "
+            "trusting every forecast at or above a confidence costs (selective risk: the share of "
+            "trusted forecasts in the wrong speedup bin). The target-risk slider asks a conformal "
+            "risk controller for the lowest threshold whose risk it can guarantee, checked on "
+            "problems it did not calibrate on.", sizing_mode="stretch_width")
+        return pn.Column(help_text, self.slider, self.stats,
+                         pn.Row(self.target_slider, self.use_target_btn), self.target_stats,
+                         pn.pane.Bokeh(sc),
                          pn.Row(pn.pane.Bokeh(rel), pn.pane.Bokeh(rc)), sizing_mode="stretch_width")

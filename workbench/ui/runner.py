@@ -4,8 +4,10 @@ view shows of a run.
 A search runs in a daemon thread; it writes every event to the store. Views never talk to the
 thread directly: they poll `store.version()` (and the runner's `phase`) from a periodic
 callback and rebuild from the store's events, so a second browser tab (or another process
-reading the same database) sees the same run. Building a run (fitting a learned forecaster
-takes tens of seconds) happens in the thread too, so pressing Start never blocks the server.
+reading the same database) sees the same run. Building a run happens in the thread too, so
+pressing Start never blocks the server: a learned forecaster is loaded from the on-disk cache of
+fitted forecasters (`workbench.forecast.fitted`, shared with the CLI and notebooks) or, the first
+time for a training set, fitted (tens of seconds); `message` says which stage it is in.
 
 Phases: idle -> preparing -> running -> (paused <-> running) -> finished | stopped | failed.
 `pause` stops after the current step and can be resumed; `stop` ends the run for good (its
@@ -33,13 +35,15 @@ class RunnerBusyError(WorkbenchError):
 class SearchRunner:
     """Starts, pauses, resumes and stops one search at a time (thread-safe).
 
-    `start` returns at once; `phase`, `search_id` and `error` say where the run is.
+    `start` returns at once; `phase`, `search_id` and `error` say where the run is, and
+    `message` the latest stage message while preparing (fitting or loading the forecaster).
     """
 
     def __init__(self, store, build: Callable[[Any, argparse.Namespace], Any] | None = None):
         self.store = store
         self.search_id: str | None = None
         self.error: str = ""
+        self.message: str = ""
         self.phase: str = "idle"
         self.config: dict[str, Any] = {}
         self._build = build
@@ -82,6 +86,7 @@ class SearchRunner:
                                budget=int(budget), seed=int(seed), k=int(k), m=int(m), max_seeds=int(max_seeds),
                                executor=executor, ray_address=ray_address)
             self._run, self.search_id, self.error = None, None, ""
+            self.message = "building the search..."
             self._pause_requested = self._stop_requested = False
             self.phase = "preparing"
             self._thread = threading.Thread(target=self._prepare_and_loop, name="wb-search", daemon=True)
@@ -96,7 +101,13 @@ class SearchRunner:
                                   reference_time="measured", generator="auto",
                                   budget=c["budget"], seed=c["seed"], k=c["k"], m=c["m"], selector="puct",
                                   max_seeds=c["max_seeds"], executor=c["executor"], ray_address=c["ray_address"])
-        return (self._build or build_run)(self.store, args)
+        if self._build is not None:
+            return self._build(self.store, args)
+        return build_run(self.store, args, progress=self._progress)
+
+    def _progress(self, message: str) -> None:
+        """Stage messages of the build (a fit's progress), shown by the search view."""
+        self.message = message
 
     def _prepare_and_loop(self) -> None:
         try:

@@ -67,7 +67,9 @@ class SearchView(pn.viewable.Viewer):
         self.gpu = pn.widgets.Select(name="GPU", options=gpus, value=next(iter(gpus.values()), None))
         self.forecaster = pn.widgets.Select(name="Forecaster", options=FORECASTERS, value="learned")
         self.method = pn.widgets.Select(name="Method", options=METHODS, value="screen_topk")
-        self.budget = pn.widgets.IntInput(name="Budget (GPU measurements)", value=8, start=2, end=500)
+        # No start/end bounds: the browser would clamp a typed value silently; the runner
+        # refuses a budget below 1 with a message instead, and any larger one is honoured.
+        self.budget = pn.widgets.IntInput(name="Budget (GPU measurements)", value=8)
         self.start_btn = pn.widgets.Button(label="Start", button_type="primary", css_classes=["wb-start"])
         self.pause_btn = pn.widgets.Button(label="Pause")
         self.resume_btn = pn.widgets.Button(label="Resume")
@@ -111,7 +113,7 @@ class SearchView(pn.viewable.Viewer):
 
     def refresh(self, force: bool = False) -> None:
         """Redraw from the store when its version or the runner's phase moved (cheap poll)."""
-        seen = (self._store.version(), self._runner.phase)
+        seen = (self._store.version(), self._runner.phase, self._runner.message)
         if seen == self._seen and not force:
             return
         self._seen = seen
@@ -125,8 +127,8 @@ class SearchView(pn.viewable.Viewer):
         replay = "REPLAY" if str(cfg.get("gpu", self.gpu.value)).startswith("replay:") else "LIVE"
         if not sid:
             if phase == "preparing":
-                self.status.object = (f"preparing a {replay} search of `{cfg.get('problem')}` "
-                                      f"(fitting the {cfg.get('forecaster')} forecaster)...")
+                self.status.object = (f"preparing a {replay} search of `{cfg.get('problem')}`: "
+                                      f"{self._runner.message or 'building the search...'}")
             elif phase == "failed":
                 self.status.object = f"**search failed:** `{self._runner.error.splitlines()[0]}`"
             return

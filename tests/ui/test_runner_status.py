@@ -1,0 +1,78 @@
+"""The search view's budget is passed on as typed (or refused with a message), and the
+runner's stage messages (fitting or loading the forecaster) reach the status line."""
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from workbench.dataset import DEFAULT_SHIPPED_DIR, load_into_store
+from workbench.problems import list_problems
+from workbench.store import Store
+from workbench.ui.runner import SearchRunner
+from workbench.ui.search_view import SearchView
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    if not (DEFAULT_SHIPPED_DIR / "kernels.parquet").exists():
+        pytest.skip("shipped measurements missing")
+    s = Store(tmp_path_factory.mktemp("runner") / "db.sqlite")
+    s.put_problems(list_problems())
+    load_into_store(DEFAULT_SHIPPED_DIR, s)
+    return s
+
+
+def _view(store, build):
+    view = SearchView(store, SearchRunner(store, build=build))
+    view.problem.value = "L1/01_softmax"
+    view.gpu.value = "replay:h100"
+    return view
+
+
+def test_a_large_budget_is_passed_on_unchanged(store):
+    seen = []
+
+    def build(st, args):  # stands in for build_run: records the budget, builds nothing
+        seen.append(args.budget)
+        raise RuntimeError("stopped by the test after recording the budget")
+
+    view = _view(store, build)
+    view.budget.value = 1000
+    view._start()
+    view._runner.join(timeout=30)
+    assert seen == [1000] and view._runner.config["budget"] == 1000
+
+
+@pytest.mark.parametrize("budget", [0, -5])
+def test_a_budget_below_one_is_refused_with_a_message(store, budget):
+    seen = []
+    view = _view(store, lambda st, args: seen.append(args))
+    view.budget.value = budget
+    view._start()
+    assert seen == [] and view._runner.phase == "idle"
+    assert "cannot start" in view.status.object and "at least 1" in view.status.object
+
+
+def test_stage_messages_are_shown_while_preparing(store):
+    release = threading.Event()
+    runner = SearchRunner(store)
+
+    def build(st, args):  # stands in for build_run: reports a stage, then waits
+        runner._progress("fitting learned forecaster on 123 rows (H100)...")
+        release.wait(30)
+        raise RuntimeError("stopped by the test")
+
+    runner._build = build
+    view = SearchView(store, runner)
+    view.problem.value, view.gpu.value = "L1/01_softmax", "replay:h100"
+    view._start()
+    deadline = time.monotonic() + 30
+    while "123 rows" not in runner.message and time.monotonic() < deadline:
+        time.sleep(0.05)
+    view.refresh()
+    assert "fitting learned forecaster on 123 rows (H100)" in view.status.object
+    release.set()
+    runner.join(timeout=30)
+    assert runner.phase == "failed"
