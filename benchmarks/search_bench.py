@@ -20,6 +20,21 @@ problems)"); each has a per-run twin:
   a median is null when more than half never match. budget_fraction_to_match_run_median: the
   median over all runs instead. `match_rate` gives the share of runs that matched.
 
+The random-score control (benchmarks/search_control.py). Replay also runs every method that uses
+forecasts as `<method>[random]`: the same method, budget, seeds, k, m and pools with each child's
+forecast replaced by seeded random bin probabilities (a uniformly random ranking), scored with the
+keys above. Each method then carries `vs_random_diff`: the mean over problem x seed pairs of the
+control's budget fraction to reach measure_all's median final best minus the method's (a run that
+never reaches it counts as (budget + 1) / budget; positive: the forecaster saves budget over
+random scores), `vs_random_diff_ci` (95% bootstrap over problem x seed pairs), `vs_random_pairs`
+and the shares of pairs where the method needed less / the same / more. The reach rule is the
+section's (exact in metrics.<method>, within tie_rel in metrics.replay_tolerant) and is written
+into `setup.vs_random`. `--add-controls` adds the controls to a recorded replay file at its
+recorded settings without re-fitting the forecaster (after checking that measure_all, which reads
+no forecasts, replays the recorded runs exactly on --data, i.e. the pools are the same):
+
+    python benchmarks/search_bench.py --add-controls --gpu h100 --jobs 1
+
 Searches adapt their forecasts to their own measurements (SearchRun's adapt_forecasts, the
 default; `--no-adapt` turns it off, recorded as setup.adapt_forecasts). Each recorded run keeps its
 best speedup, GPU measurements, candidates considered, `trusted` (forecasts that stood in for a
