@@ -359,8 +359,9 @@ def add_controls(doc: dict[str, Any], records, gpu_key: str, jobs: int = 1, prog
     ConfigError is raised, with `doc` unchanged, unless every one of its runs equals the recorded
     one; so the controls are searched on the pools the recorded runs were."""
     setup = doc.get("setup") or {}
-    missing = [k_ for k_ in ("budget", "seeds", "k", "m", "problems") if k_ not in setup] if doc.get(
-        "replay_runs") else ["replay_runs"]
+    missing = [k_ for k_ in ("budget", "seeds", "k", "m", "problems") if k_ not in setup]
+    if not doc.get("replay_runs"):
+        missing.insert(0, "replay_runs")
     if missing:
         raise ConfigError(f"--add-controls needs a replay results file with its runs and settings; "
                           f"missing {', '.join(missing)}: run the full replay instead")
