@@ -20,6 +20,21 @@ problems)"); each has a per-run twin:
   a median is null when more than half never match. budget_fraction_to_match_run_median: the
   median over all runs instead. `match_rate` gives the share of runs that matched.
 
+The random-score control (benchmarks/search_control.py). Replay also runs every method that uses
+forecasts as `<method>[random]`: the same method, budget, seeds, k, m and pools with each child's
+forecast replaced by seeded random bin probabilities (a uniformly random ranking), scored with the
+keys above. Each method then carries `vs_random_diff`: the mean over problem x seed pairs of the
+control's budget fraction to reach measure_all's median final best minus the method's (a run that
+never reaches it counts as (budget + 1) / budget; positive: the forecaster saves budget over
+random scores), `vs_random_diff_ci` (95% bootstrap over problem x seed pairs), `vs_random_pairs`
+and the shares of pairs where the method needed less / the same / more. The reach rule is the
+section's (exact in metrics.<method>, within tie_rel in metrics.replay_tolerant) and is written
+into `setup.vs_random`. `--add-controls` adds the controls to a recorded replay file at its
+recorded settings without re-fitting the forecaster (after checking that measure_all, which reads
+no forecasts, replays the recorded runs exactly on --data, i.e. the pools are the same):
+
+    python benchmarks/search_bench.py --add-controls --gpu h100 --jobs 1
+
 Searches adapt their forecasts to their own measurements (SearchRun's adapt_forecasts, the
 default; `--no-adapt` turns it off, recorded as setup.adapt_forecasts). Each recorded run keeps its
 best speedup, GPU measurements, candidates considered, `trusted` (forecasts that stood in for a
@@ -105,9 +120,15 @@ from workbench.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import commit  # noqa: E402
+from search_control import (SURROGATE_METHODS, RandomScoreForecaster, control_name, first_reach,  # noqa: E402
+                            split_control, tie_floor, vs_random)
+from search_control import rule as control_rule  # noqa: E402
 
 RESULTS_DIR = Path(__file__).parent / "results"
 METHODS = ("measure_all", "screen_topk", "selective", "uncertainty_aware")
+#: Replay runs every method and each surrogate method's random-score control (search_control.py).
+CONTROLS = tuple(control_name(m) for m in SURROGATE_METHODS)
+REPLAY_METHODS = METHODS + CONTROLS
 BASELINE = "measure_all"
 MIN_PROBLEMS, MIN_SEEDS = 10, 5
 
@@ -151,13 +172,19 @@ def search_once(store, problem: Problem, executor, generator, forecaster, method
 
 def run_one(store, problem: Problem, records, hardware_key: str, method: str, seed: int, budget: int,
             forecaster, k: int, m: int, method_kw: dict | None = None, adapt: bool = True) -> dict[str, Any]:
-    """One replayed search; returns its summary plus the best-so-far curve."""
+    """One replayed search; returns its summary plus the best-so-far curve. A control method
+    (`screen_topk[random]`) runs its base method with `RandomScoreForecaster(seed)` instead of
+    `forecaster` and is recorded under its own name."""
+    base, control = split_control(method)
+    if control is not None:
+        forecaster = RandomScoreForecaster(seed)
     ms = [x for x in records.measurements if x.problem_id == problem.id and x.hardware_key == hardware_key]
     ex = CacheExecutor(ms, hardware_key)
     cands = [c for c in records.candidates if c.problem_id == problem.id]
-    r = search_once(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster, method, seed,
+    r = search_once(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster, base, seed,
                     budget, k, m, method_kw, adapt_forecasts=adapt)
     r.pop("finished")  # a replayed search always runs to its end
+    r["method"] = method
     return r
 
 
@@ -173,10 +200,13 @@ def eligible_problems(records, hardware_key: str, budget: int) -> list[Problem]:
 def _problem_runs(records, problem: Problem, hardware_key: str, budget: int, seeds: Sequence[int],
                   forecaster_factory: ForecasterFactory, methods: Sequence[str], k: int, m: int,
                   method_kw: dict[str, dict] | None, adapt: bool, store) -> list[dict[str, Any]]:
-    """Every method x seed on one problem, with one forecaster fitted for it."""
-    forecaster = forecaster_factory(records, problem.id)
+    """Every method x seed on one problem, with one forecaster fitted for it. The fit is skipped
+    when only measure_all (which never reads forecasts; it then runs without a forecaster) and
+    controls (which bring their own) run. A control gets its base method's `method_kw`."""
+    fit = any(split_control(x)[1] is None and x != BASELINE for x in methods)
+    forecaster = forecaster_factory(records, problem.id) if fit else None
     return [run_one(store, problem, records, hardware_key, method, seed, budget, forecaster, k, m,
-                    (method_kw or {}).get(method), adapt)
+                    (method_kw or {}).get(split_control(method)[0]), adapt)
             for method in methods for seed in seeds]
 
 
@@ -196,7 +226,7 @@ def _worker_problem(args: tuple) -> list[dict[str, Any]]:
 
 def run_benchmark(records, hardware_key: str, budget: int, seeds: Sequence[int],
                   forecaster_factory: ForecasterFactory, problems: Sequence[Problem] | None = None,
-                  methods: Sequence[str] = METHODS, k: int = 4, m: int = 4,
+                  methods: Sequence[str] = REPLAY_METHODS, k: int = 4, m: int = 4,
                   method_kw: dict[str, dict] | None = None, progress: bool = False,
                   adapt: bool = True, jobs: int = 1) -> list[dict[str, Any]]:
     """Every method x problem x seed; returns the per-run results in problem, method, seed order.
@@ -246,10 +276,10 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: fl
     counts as reaching it, both for win-or-tie (r >= b * (1 - tie_rel)) and for the budget
     fraction to match (best >= target * (1 - tie_rel)). 0 = exact comparison (replay mode, where
     equal kernels replay equal speedups); live mode passes the GPU type's measured repeat noise.
+    A method whose `[random]` control ran too also gets its difference to the control
+    (`search_control.vs_random`, same targets and tie_rel): vs_random_diff, vs_random_diff_ci, ...
     """
-    if tie_rel < 0:
-        raise ConfigError(f"tie_rel must be >= 0 (a fraction), got {tie_rel}")
-    floor = (1 - tie_rel) * (1 - 1e-9)  # 1e-9: float round-off, the exact comparison of tie_rel = 0
+    floor = tie_floor(tie_rel)
     base = {(r["problem_id"], r["seed"]): r for r in results if r["method"] == baseline}
     target: dict[str, float] = {}
     for pid in {p for p, _ in base}:
@@ -267,7 +297,7 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: fl
                     else (math.inf if r["best_speedup"] > 0 else 1.0))
             t = target.get(r["problem_id"])
             if t is not None:
-                hit = next((used for used, best in r["curve"] if best >= t * floor), None)
+                hit = first_reach(r["curve"], t, floor)
                 pfracs.setdefault(r["problem_id"], []).append(hit / r["budget"] if hit is not None else math.inf)
         wins = [x >= floor for v in ratios.values() for x in v]
         fracs = [f for v in pfracs.values() for f in v]
@@ -284,6 +314,8 @@ def metrics(results: list[dict[str, Any]], baseline: str = BASELINE, tie_rel: fl
             "candidates_considered_mean": statistics.fmean(r["considered"] for r in runs) if runs else None,
             "gpu_measurements_max": max((r["gpu_measurements"] for r in runs), default=0),
         }
+    for method, diff in vs_random(results, target, tie_rel).items():
+        out[method].update(diff)
     return out
 
 
@@ -308,7 +340,62 @@ def _score_replay(doc: dict[str, Any], gpu_key: str, results_dir: Path) -> list[
     keep = {k_: v for k_, v in doc.get("metrics", {}).items() if k_.startswith("live")}
     doc["metrics"] = {**metrics(results), "replay_tolerant": metrics(results, tie_rel=tie_rel), **keep}
     doc.setdefault("setup", {}).update(tie_rel=tie_rel, tie_rel_source=source)
+    if any(split_control(r["method"])[1] is not None for r in results):
+        budget = doc["setup"].get("budget")
+        doc["setup"]["vs_random"] = {"metrics.<method>": control_rule(0.0, budget),
+                                     "metrics.replay_tolerant.<method>": control_rule(tie_rel, budget)}
     return [k_ for k_ in doc["metrics"] if k_ not in keep]
+
+
+def add_controls(doc: dict[str, Any], records, gpu_key: str, jobs: int = 1, progress: bool = False,
+                 results_dir: Path = RESULTS_DIR) -> dict[str, Any]:
+    """Add the random-score controls (`CONTROLS`) to a replay results document whose recorded runs
+    lack them, at its recorded settings (budget, seeds, k, m, adapt_forecasts, problems), without
+    re-fitting any forecaster; the recorded runs are kept as they are and every replay metric is
+    recomputed (`_score_replay`). Changed in place and returned, with `setup.controls` (commit,
+    date, seconds, methods).
+
+    Same pools: measure_all (which reads no forecasts) is replayed again on `records` first, and
+    ConfigError is raised, with `doc` unchanged, unless every one of its runs equals the recorded
+    one; so the controls are searched on the pools the recorded runs were."""
+    setup = doc.get("setup") or {}
+    missing = [k_ for k_ in ("budget", "seeds", "k", "m", "problems") if k_ not in setup]
+    if not doc.get("replay_runs"):
+        missing.insert(0, "replay_runs")
+    if missing:
+        raise ConfigError(f"--add-controls needs a replay results file with its runs and settings; "
+                          f"missing {', '.join(missing)}: run the full replay instead")
+    by_id = {p.id: p for p in records.problems}
+    absent = [pid for pid in setup["problems"] if pid not in by_id]
+    if absent:
+        raise ConfigError(f"--add-controls: {len(absent)} recorded problems are not in the data "
+                          f"({', '.join(absent[:3])}...); pass the --data the runs were recorded on")
+    recorded = [r for r in doc["replay_runs"] if split_control(r["method"])[1] is None]
+    t0 = time.time()
+    new = run_benchmark(records, gpu_key, setup["budget"], list(range(setup["seeds"])), learned_factory,
+                        [by_id[pid] for pid in setup["problems"]], methods=(BASELINE, *CONTROLS),
+                        k=setup["k"], m=setup["m"], progress=progress,
+                        adapt=setup.get("adapt_forecasts", True), jobs=jobs)
+    seconds = round(time.time() - t0, 1)
+    old_base = {(r["problem_id"], r["seed"]): r for r in recorded if r["method"] == BASELINE}
+    again = [json.loads(json.dumps(r)) for r in new if r["method"] == BASELINE]
+    differ = [(r["problem_id"], r["seed"]) for r in again if old_base.get((r["problem_id"], r["seed"])) != r]
+    if differ or len(again) != len(old_base):
+        raise ConfigError(f"--add-controls: measure_all replayed on this data differs from the recorded runs on "
+                          f"{len(differ)} of {len(again)} problem x seed pairs (e.g. {differ[:2]}), or covers "
+                          f"other pairs: the pools are not the recorded ones; pass the --data the runs were "
+                          "recorded on, or run the full replay")
+    order = {pid: i for i, pid in enumerate(setup["problems"])}
+    rank = {x: i for i, x in enumerate(REPLAY_METHODS)}
+    runs = recorded + [json.loads(json.dumps(r)) for r in new if r["method"] != BASELINE]
+    doc["replay_runs"] = sorted(runs, key=lambda r: (order.get(r["problem_id"], len(order)),
+                                                     rank.get(r["method"], len(rank)), r["seed"]))
+    doc["setup"]["controls"] = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "methods": list(CONTROLS),
+                                "seconds": seconds, "jobs": jobs,
+                                "pools_checked": f"measure_all's {len(again)} runs replayed again at this commit "
+                                                 "equal the recorded ones"}
+    _score_replay(doc, gpu_key, results_dir)
+    return doc
 
 
 # --------------------------------------------------------------------------- live mode
@@ -825,6 +912,10 @@ def main(argv: list[str] | None = None) -> int:
                          "live runs, keeping the other methods' runs")
     ap.add_argument("--replace-live", action="store_true", help="--live: discard the recorded live runs instead "
                     "of adding to them (needed when the settings differ)")
+    ap.add_argument("--add-controls", action="store_true", help="replay only the random-score controls "
+                    "(<method>[random]) at the settings recorded in search-<--gpu>.json (or --out) and add "
+                    "them to its recorded runs, checking first that measure_all replays the recorded runs "
+                    "on --data; no forecaster is fitted")
     ap.add_argument("--rescore", action="store_true", help="measure nothing: recompute every metric of "
                     "search-<--gpu>.json (replay, live and archived live sections) from the runs it records, "
                     "with the tie tolerance now on disk for the replay and live sections")
@@ -847,6 +938,19 @@ def main(argv: list[str] | None = None) -> int:
         except WorkbenchError as e:
             print(f"error: {e}", file=sys.stderr)
             return 2
+    if args.add_controls:
+        from workbench.dataset.shipped import load_shipped
+
+        path = Path(args.out) if args.out else RESULTS_DIR / f"search-{args.gpu}.json"
+        try:
+            doc = json.loads(path.read_text()) if path.exists() else {}
+            add_controls(doc, load_shipped(args.data), args.gpu, jobs=args.jobs, progress=True)
+        except WorkbenchError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        path.write_text(json.dumps(doc, indent=2) + "\n")
+        print(json.dumps({k_: v for k_, v in doc["metrics"].items() if not k_.startswith("live")}, indent=2))
+        return 0
 
     from workbench.dataset.shipped import load_shipped
 

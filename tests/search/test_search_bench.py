@@ -35,10 +35,10 @@ def test_benchmark_on_synthetic_pool_respects_budget_and_reports_all_metrics():
                                   forecaster_factory=lambda r, pid: NoisyOracleForecaster(r.measurements),
                                   k=2, m=3, method_kw={"selective": {"policy": ConfidencePolicy(0.6)},
                                                        "uncertainty_aware": {"policy": ConfidencePolicy(0.6)}})
-    assert len(results) == 3 * 4 * 2
+    assert len(results) == 3 * 7 * 2  # four methods and three random-score controls
     assert all(r["gpu_measurements"] <= 10 for r in results)
     met = bench.metrics(results)
-    assert set(met) == set(bench.METHODS)
+    assert set(met) == set(bench.REPLAY_METHODS)
     base = met["measure_all"]
     assert base["win_or_tie_rate_equal_budget"] == 1.0  # ties with itself
     assert base["budget_fraction_to_match_median"] is not None and 0 < base["budget_fraction_to_match_median"] <= 1
@@ -50,6 +50,14 @@ def test_benchmark_on_synthetic_pool_respects_budget_and_reports_all_metrics():
     trusted = {meth: [r["trusted"] for r in results if r["method"] == meth] for meth in bench.METHODS}
     assert trusted["measure_all"] == trusted["screen_topk"] == [0] * 6
     assert sum(trusted["selective"]) > 0
+    # each surrogate method carries its difference to its random control; the others do not
+    for meth in bench.REPLAY_METHODS:
+        has = "vs_random_diff" in met[meth]
+        assert has == (meth in ("screen_topk", "selective", "uncertainty_aware")), meth
+        if has:
+            assert met[meth]["vs_random_pairs"] == 6
+            lo, hi = met[meth]["vs_random_diff_ci"]
+            assert lo <= met[meth]["vs_random_diff"] <= hi
 
 
 def test_metrics_on_hand_made_results():
