@@ -136,3 +136,18 @@ def test_judge_keeps_failures_and_needs_every_check_for_ok(tmp_path):
     assert v["status"] == "cheat_suspected" and "clean process" in v["reason"]
     v = judge({"status": "ok", "points": pts, "samples": samples}, cand, ref, "cuda", 10.0)
     assert v["status"] == "cheat_suspected" and "roofline" in v["reason"]
+
+
+def test_a_worker_that_cannot_start_costs_one_candidate_each_and_never_loops(tmp_path):
+    # 30 MiB of address space: the worker's Python dies before it can take a job.
+    from exec_fixtures import CPU_OPTIONS, load_fixtures
+    from workbench.execution.chunked import run_chunk
+    from workbench.execution.hardware import cpu_hardware
+    from workbench.records import Candidate, Status
+
+    f = next(x for x in load_fixtures("honest") if x.name == "relu_where")
+    cands = [Candidate.from_source(f.problem.id, f.candidate.source + f"\n_V = {i}\n") for i in range(2)]
+    ms = run_chunk(f.problem, cands, cpu_hardware(), device="cpu", timeout_s=30, options=CPU_OPTIONS,
+                   cache_root=tmp_path, cpu_mem_bytes=30 * 2**20)
+    assert [m.status for m in ms] == [Status.CRASHED, Status.CRASHED]
+    assert all("before taking a job" in m.reason for m in ms)

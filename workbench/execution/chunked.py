@@ -65,6 +65,9 @@ def _worker_main() -> None:
     # Full fp32 references: cuDNN would otherwise run fp32 convolutions in TF32, so the
     # reference itself would miss fp32 tolerance. (matmul TF32 is already off by default.)
     torch.backends.cudnn.allow_tf32 = False
+    if torch.cuda.is_available():
+        torch.empty(1, device="cuda")   # driver and context up before the Landlock domain (writes /proc)
+    contain.restrict_self()              # from here on, candidate code may run
     baseline = None
     protocol.send(chan, {"type": "ready"})
     while True:
@@ -351,6 +354,13 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
                 os.close(fd)
             except OSError:
                 pass
+    if current is None and queue and not ended_why and queue == pending:
+        # The worker died before taking its first job: the first candidate pays for it (a fresh
+        # worker for the rest), so a worker that cannot start never loops forever.
+        current = queue[0]
+        ended_why = (Status.CRASHED, "the worker process ended before taking a job "
+                                     f"({exit_reason(contain.decode_exit(proc.returncode), MAX_LOG_BYTES)}); "
+                                     f"its log: {_tail(log_path)[-600:]}")
     if current is not None:
         tail = _tail(log_path, log_mark)
         if ended_why is None:

@@ -172,12 +172,31 @@ def preexec(ruleset_fd: int, file_size_bytes: int, cpu_mem_bytes: int | None = N
         resource.setrlimit(resource.RLIMIT_CPU, (CPU_SECONDS, CPU_SECONDS))
         if cpu_mem_bytes:
             resource.setrlimit(resource.RLIMIT_AS, (cpu_mem_bytes, cpu_mem_bytes))
-        if ruleset_fd >= 0:
-            if libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-                os._exit(121)
-            if libc.syscall(_SYS_RESTRICT, ctypes.c_int(ruleset_fd), ctypes.c_uint32(0)) != 0:
-                os._exit(122)
+        if ruleset_fd >= 0 and linux and libc.prctl(_PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+            os._exit(121)
     return fn
+
+
+#: Where the worker finds its Landlock ruleset (set up by the supervisor), if there is one.
+RULESET_FD = 4
+
+
+def restrict_self() -> bool:
+    """Enter the Landlock domain of the ruleset at RULESET_FD, if the supervisor passed one.
+
+    The worker calls this once its own start-up is done (torch imported; on a GPU the CUDA
+    driver initialised and a context made, which writes under /proc) and before any candidate
+    code is imported. Returns whether a domain was entered; exits the process if a ruleset was
+    passed but could not be applied (a worker must not measure uncontained by accident)."""
+    try:
+        os.fstat(RULESET_FD)
+    except OSError:
+        return False
+    if _lib().syscall(_SYS_RESTRICT, ctypes.c_int(RULESET_FD), ctypes.c_uint32(0)) != 0:
+        print("worker: the Landlock ruleset could not be applied", file=sys.stderr, flush=True)
+        os._exit(122)
+    os.close(RULESET_FD)
+    return True
 
 
 def _netns_possible() -> bool:
@@ -283,18 +302,26 @@ def supervise(argv: list[str]) -> int:
     spec, argv = argv[0], argv[1:]
     ruleset, fsize, mem, cpus, channel = spec.split(":")
     ruleset_fd, channel_fd = int(ruleset), int(channel)
-    if channel_fd >= 0 and channel_fd != CHANNEL_FD:
-        if ruleset_fd == CHANNEL_FD:
-            ruleset_fd = os.dup(ruleset_fd)
-            os.close(CHANNEL_FD)
-        os.dup2(channel_fd, CHANNEL_FD)
-        os.close(channel_fd)
+    # Move both out of the way, then to their fixed numbers (CHANNEL_FD, RULESET_FD).
+    import fcntl
+
+    moved = {fd: fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (channel_fd, ruleset_fd) if fd >= 0}
+    for fd in moved:
+        os.close(fd)
+    if channel_fd >= 0:
+        os.dup2(moved[channel_fd], CHANNEL_FD)
+        os.close(moved[channel_fd])
+    if ruleset_fd >= 0:
+        os.dup2(moved[ruleset_fd], RULESET_FD)
+        os.close(moved[ruleset_fd])
+        ruleset_fd = RULESET_FD
     proc = subprocess.Popen(argv, pass_fds=tuple(fd for fd in (CHANNEL_FD, ruleset_fd) if fd >= 0),
                             preexec_fn=preexec(ruleset_fd, int(fsize), int(mem) or None,
                                                [int(c) for c in cpus.split(",") if c] or None))
     if ruleset_fd >= 0:
         os.close(ruleset_fd)
-    os.close(CHANNEL_FD)
+    if channel_fd >= 0:
+        os.close(CHANNEL_FD)
     for s in (signal.SIGTERM, signal.SIGINT):
         signal.signal(s, lambda *_: proc.kill())
     rc = proc.wait()
