@@ -64,6 +64,9 @@ def _write(out: Path, name: str, obj: dict) -> None:
     os.replace(tmp, out / name)
 
 
+GPU = 0   # --gpu
+
+
 def _executor(workers: int, cache: Path, timeout_s: float = 180.0):
     from workbench.execution.executors import ChunkedExecutor, LocalGPUExecutor
     from workbench.execution.hardware import cpu_hardware
@@ -71,7 +74,7 @@ def _executor(workers: int, cache: Path, timeout_s: float = 180.0):
     if os.environ.get("WB_INTEGRITY_CPU"):   # smoke runs of this script on a machine without a GPU
         return ChunkedExecutor(cpu_hardware(), device="cpu", workers=2, timeout_s=timeout_s, cache_root=cache,
                                options={"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}})
-    return LocalGPUExecutor(gpus=[0], workers=workers, timeout_s=timeout_s, cache_root=cache)
+    return LocalGPUExecutor(gpus=[GPU], workers=workers, timeout_s=timeout_s, cache_root=cache)
 
 
 def stage_probes(args) -> dict:
@@ -133,7 +136,7 @@ def stage_throughput(args) -> dict:
         log(f"throughput: {which}")
         if which == "before":
             p = subprocess.run([sys.executable, __file__, "--stage", "per-min", "--triton", str(args.triton),
-                                "--workers", str(args.workers)] + (["--cpu"] if args.cpu else []), env=env, capture_output=True, text=True,
+                                "--workers", str(args.workers), "--gpu", str(args.gpu)] + (["--cpu"] if args.cpu else []), env=env, capture_output=True, text=True,
                                cwd=str(args.before))
             if p.returncode != 0:
                 raise SystemExit(f"the previous executor's run failed: {p.stderr[-2000:]}")
@@ -162,10 +165,13 @@ def stage_zoo(args) -> dict:
     rows = {}
     with _executor(args.workers, cache, timeout_s=300) as ex:
         futures = [(f, ex.submit(p, [c])[0]) for f, p, c in jobs]
-        for f, fut in futures:
+        for i, (f, fut) in enumerate(futures):
             m = fut.result()
             rows[str(f.relative_to(ROOT))] = {"status": m.status.value, "reason": m.reason[:300],
                                               "speedup": m.speedup}
+            if args.out is not None and i % 50 == 49:   # what is known so far, should the call be cut off
+                _write(args.out, f"partial-zoo-{args.shard.replace('/', 'of')}.json",
+                       {"done": len(rows), "of": len(jobs), "rows": rows})
     flagged = {k: v for k, v in rows.items() if v["status"] == "cheat_suspected"}
     counts: dict = {}
     for v in rows.values():
@@ -211,11 +217,14 @@ def main(argv=None) -> int:
     ap.add_argument("--before", type=Path, default=None, help="checkout of the previous executor (throughput)")
     ap.add_argument("--order", default="before,after")
     ap.add_argument("--shard", default="0/1")
+    ap.add_argument("--gpu", type=int, default=0, help="CUDA device index (zoo shards may run side by side)")
     ap.add_argument("--merge", type=Path, nargs="*", default=None)
     ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU interpreter (never for results)")
     args = ap.parse_args(argv)
     if args.cpu:
         os.environ["WB_INTEGRITY_CPU"] = "1"
+    global GPU
+    GPU = args.gpu
     if args.merge is not None:
         print(merge(args.merge))
         return 0

@@ -30,12 +30,14 @@ import gc
 import json
 import os
 import secrets
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
@@ -204,18 +206,22 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
     spec = reference.spec_for(problem.to_dict(), device, options, lock_path)
     spec["gpu"] = base_env.get("CUDA_VISIBLE_DEVICES", "")
     abi = contain.landlock_abi()
-    ref_future = reference.STORE.get(spec, contain.minimal_env(base_env, tempfile.gettempdir()),
-                                     max(120.0, 3 * timeout_s), check_hashes=abi < 1) if pending else None
-
-    while pending:
-        with tempfile.TemporaryDirectory(prefix="wb_chunk_") as tmp:
-            _one_worker(Path(tmp), problem, pending, hardware, device, base_env, abi, ref_future, record,
-                        timeout_s=timeout_s, run_timeout_s=run_timeout_s, max_wait_s=max_wait_s,
-                        lock_path=lock_path, floor_ms=roofline_floor_ms, options=options, cache_root=cache_root,
-                        on_raw=on_raw, cpu_mem_bytes=cpu_mem_bytes)
-        pending = [c for c in pending if c.id not in done]
-        if not respawn:
-            break
+    if not pending:
+        return [done[c.id] for c in candidates if c.id in done]
+    ref_key, ref_future = reference.STORE.get(spec, contain.minimal_env(base_env, tempfile.gettempdir()),
+                                              max(120.0, 3 * timeout_s), check_hashes=abi < 1)
+    try:
+        while pending:
+            with tempfile.TemporaryDirectory(prefix="wb_chunk_") as tmp:
+                _one_worker(Path(tmp), problem, pending, hardware, device, base_env, abi, ref_future, record,
+                            timeout_s=timeout_s, run_timeout_s=run_timeout_s, max_wait_s=max_wait_s,
+                            lock_path=lock_path, floor_ms=roofline_floor_ms, options=options, cache_root=cache_root,
+                            on_raw=on_raw, cpu_mem_bytes=cpu_mem_bytes)
+            pending = [c for c in pending if c.id not in done]
+            if not respawn:
+                break
+    finally:
+        reference.STORE.release(ref_key)
     return [done[c.id] for c in candidates if c.id in done]
 
 
@@ -258,19 +264,28 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
     log_mark = 0
     ended_why: tuple[Status, str] | None = None
 
-    def finish_current(res: dict) -> None:
-        nonlocal current, held, log_mark
-        cand = current
-        text = _tail(log_path, log_mark)
-        log_mark = _log_start(log_path)
+    judges = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wb-judge")
+
+    def judge_one(cand: Candidate, res: dict, text: str) -> None:
+        out_dir = work / cand.id / "out"
         try:
             ref = ref_future.result() if res.get("status") == "ok" else None
-            final = judge(res, Path(work / cand.id / "out"), ref, device, floor_ms)
+            final = judge(res, out_dir, ref, device, floor_ms)
         except reference.ReferenceFailed as e:
             final = {"status": "runtime_error", "reason": str(e)}
+        except Exception as e:  # noqa: BLE001 - an executor bug must still yield a record
+            final = {"status": "crashed", "reason": f"executor error while judging: {type(e).__name__}: {e}"}
+        shutil.rmtree(out_dir, True)
         if on_raw:
             on_raw(cand, final)
         record(cand, result_to_measurement(final, problem, cand, hardware, text))
+
+    def finish_current(res: dict) -> None:
+        """Judge the current job in the background: the worker goes on with the next at once."""
+        nonlocal current, held, log_mark
+        text = _tail(log_path, log_mark)
+        log_mark = _log_start(log_path)
+        judges.submit(judge_one, current, res, text)
         current, held = None, None
 
     def send_next() -> bool:
@@ -349,6 +364,7 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
         except (ProcessLookupError, PermissionError):
             pass
         proc.wait()
+        judges.shutdown(wait=True)
         for fd in (job_w, res_r):
             try:
                 os.close(fd)

@@ -197,6 +197,9 @@ def _resolve(path: str) -> Any:
     return obj
 
 
+_CLASS_NAMES: dict[str, list[str]] = {}
+
+
 def _callables(space: str) -> dict[str, int]:
     import sys
 
@@ -210,12 +213,17 @@ def _callables(space: str) -> dict[str, int]:
     out = {}
     if isinstance(obj, type):
         # Classes: what an attribute lookup finds, inherited methods included (a method set on
-        # torch.Tensor shadows the one torch._C.TensorBase defines).
+        # torch.Tensor shadows the one torch._C.TensorBase defines). The names are listed once.
+        names = _CLASS_NAMES.get(space)
+        if names is None:
+            names = _CLASS_NAMES[space] = list(dir(obj))
         items = []
-        for name in dir(obj):
-            for klass in obj.__mro__:
-                if name in vars(klass):
-                    items.append((name, vars(klass)[name]))
+        mro = obj.__mro__
+        for name in names:
+            for klass in mro:
+                d = vars(klass)
+                if name in d:
+                    items.append((name, d[name]))
                     break
     else:
         items = list(vars(obj).items())

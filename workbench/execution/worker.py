@@ -308,19 +308,17 @@ def _second_shape(problem: dict, device: str):
     return other
 
 
-#: Bytes of outputs a job ships to the executor beyond the first seed's and the timed runs'
-#: (the other seeds and fresh inputs are shipped while under this).
-SHIP_EXTRA_BYTES = 512 * 2**20
-
-
 class _Shipper:
     """Writes the candidate's outputs at check and timing points to the job's output
-    directory (see tensorfile) and remembers their metadata for the result message."""
+    directory (see tensorfile) and remembers their metadata for the result message.
+
+    Which points are shipped follows `tensorfile.ships` (the clean reference writes the same
+    points): the first seed's, the second shape's and the timed runs' always; the other seeds'
+    and fresh inputs' only for outputs of at most tensorfile.EXTRA_POINT_MAX_BYTES."""
 
     def __init__(self, directory: str | None):
         self.directory = directory
         self.points: dict[str, list[dict]] = {}
-        self.extra_bytes = 0
         self.first_bytes = 0
 
     def __call__(self, point: str, out) -> None:
@@ -330,13 +328,8 @@ class _Shipper:
         first = not self.points
         if first:
             self.first_bytes = size
-        if self.directory is None:
+        if self.directory is None or not tensorfile.ships(point, size, first):
             return
-        essential = first or point.startswith(("second shape", "timed:"))
-        if not essential:
-            if self.extra_bytes + size > SHIP_EXTRA_BYTES:
-                return
-            self.extra_bytes += size
         self.points[point] = tensorfile.write_outputs(self.directory, point, out)
 
 
