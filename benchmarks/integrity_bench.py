@@ -155,7 +155,7 @@ def stage_zoo(args) -> dict:
     from workbench.records import Candidate
     from workbench.zoo import problem_id_of, zoo_files
 
-    files = zoo_files()
+    files = [f for f in zoo_files() if args.only in str(f)]
     k, n = (int(x) for x in args.shard.split("/"))
     files = files[k::n]
     jobs = [(f, get_problem(problem_id_of(f)), Candidate.from_source(problem_id_of(f), f.read_text(),
@@ -195,6 +195,9 @@ def merge(dirs: list[Path]) -> Path:
     if hw is None:
         raise SystemExit("no part carries the hardware record (run the probes stage)")
     for p in parts:
+        if "-only-" in p["part"]:   # a supplementary run over part of the zoo: details, not totals
+            details[p["part"]] = {k: v for k, v in p.items() if k != "hardware"}
+            continue
         for k, v in p["metrics"].items():
             metrics[k] = metrics.get(k, 0) + v if k in ("honest_total", "honest_flagged",
                                                          "reference_check_false_flags") else v
@@ -217,6 +220,7 @@ def main(argv=None) -> int:
     ap.add_argument("--before", type=Path, default=None, help="checkout of the previous executor (throughput)")
     ap.add_argument("--order", default="before,after")
     ap.add_argument("--shard", default="0/1")
+    ap.add_argument("--only", default="", help="zoo stage: only files whose path contains this")
     ap.add_argument("--gpu", type=int, default=0, help="CUDA device index (zoo shards may run side by side)")
     ap.add_argument("--merge", type=Path, nargs="*", default=None)
     ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU interpreter (never for results)")
@@ -241,6 +245,8 @@ def main(argv=None) -> int:
     if args.stage == "throughput" and args.before is None:
         ap.error("--before is required for the throughput stage")
     part = f"{args.stage}" + (f"-{args.shard.replace('/', 'of')}" if args.stage == "zoo" else "")
+    if args.only:
+        part += "-only-" + "".join(ch if ch.isalnum() else "_" for ch in args.only)
     res = fn(args)
     res.update(part=part, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), commit=commit(),
                containment=contain.describe())

@@ -151,3 +151,19 @@ def test_a_worker_that_cannot_start_costs_one_candidate_each_and_never_loops(tmp
                    cache_root=tmp_path, cpu_mem_bytes=30 * 2**20)
     assert [m.status for m in ms] == [Status.CRASHED, Status.CRASHED]
     assert all("before taking a job" in m.reason for m in ms)
+
+
+def test_a_flag_by_the_reference_check_needs_a_second_clean_timing_to_agree(tmp_path):
+    ref, out = _ref_data(tmp_path, _clean(1.0, 0.01))
+    cand = tmp_path / "cand"
+    cand.mkdir()
+    pts = {"full size:seed0": tensorfile.write_outputs(cand, "full size:seed0", out),
+           "timed:0:set0": tensorfile.write_outputs(cand, "timed:0:set0", out)}
+    busy = [{"reference": [1.4] * 5, "candidate": [0.5] * 5}]   # the machine got busier meanwhile
+    v = judge({"status": "ok", "points": pts, "samples": busy}, cand, ref, "cuda", None,
+              retime=lambda: _clean(1.35, 0.01))
+    assert v["status"] == "ok"
+    slowed = [{"reference": [3.0] * 5, "candidate": [0.5] * 5}]  # slowed by the candidate: still flagged
+    v = judge({"status": "ok", "points": pts, "samples": slowed}, cand, ref, "cuda", None,
+              retime=lambda: _clean(1.02, 0.01))
+    assert v["status"] == "cheat_suspected" and "timed alone twice" in v["reason"]

@@ -214,7 +214,7 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
         while pending:
             with tempfile.TemporaryDirectory(prefix="wb_chunk_") as tmp:
                 _one_worker(Path(tmp), problem, pending, hardware, device, base_env, abi, ref_future, record,
-                            timeout_s=timeout_s, run_timeout_s=run_timeout_s, max_wait_s=max_wait_s,
+                            ref_key=ref_key, timeout_s=timeout_s, run_timeout_s=run_timeout_s, max_wait_s=max_wait_s,
                             lock_path=lock_path, floor_ms=roofline_floor_ms, options=options, cache_root=cache_root,
                             on_raw=on_raw, cpu_mem_bytes=cpu_mem_bytes)
             pending = [c for c in pending if c.id not in done]
@@ -226,7 +226,7 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
 
 
 def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware: Hardware, device: str,
-                base_env: dict, abi: int, ref_future, record, *, timeout_s: float, run_timeout_s: float | None,
+                base_env: dict, abi: int, ref_future, record, *, ref_key: str, timeout_s: float, run_timeout_s: float | None,
                 max_wait_s: float, lock_path: str | None, floor_ms: float | None, options: dict,
                 cache_root, on_raw, cpu_mem_bytes: int | None) -> None:
     """One worker process over `pending` (in order) until it ends; records what it finished
@@ -270,7 +270,7 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
         out_dir = work / cand.id / "out"
         try:
             ref = ref_future.result() if res.get("status") == "ok" else None
-            final = judge(res, out_dir, ref, device, floor_ms)
+            final = judge(res, out_dir, ref, device, floor_ms, retime=lambda: reference.STORE.retime(ref_key))
         except reference.ReferenceFailed as e:
             final = {"status": "runtime_error", "reason": str(e)}
         except Exception as e:  # noqa: BLE001 - an executor bug must still yield a record
