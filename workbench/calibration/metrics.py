@@ -100,6 +100,15 @@ def ece(probs, y, n_buckets: int = 10) -> float:
     return reliability(probs, y, n_buckets).ece
 
 
+def sharpness(probs) -> float:
+    """Mean max probability of the rows (the mean ECE confidence): how concentrated the forecasts
+    are, whatever the truth; 1/8 for uniform forecasts, 1 for one-hot ones."""
+    p = np.asarray(probs, dtype=float)
+    if p.ndim != 2 or p.shape[1] != N_BINS or p.shape[0] == 0:
+        raise MetricInputError(f"probabilities must have shape (n, {N_BINS}) with n >= 1, got {p.shape}")
+    return float(np.mean(p.max(axis=1) / p.sum(axis=1)))
+
+
 def one_hot(y, n: int = N_BINS) -> np.ndarray:
     t = np.asarray(y, dtype=int)
     out = np.zeros((len(t), n))
@@ -107,21 +116,31 @@ def one_hot(y, n: int = N_BINS) -> np.ndarray:
     return out
 
 
+def brier_rows(probs, y) -> np.ndarray:
+    """Per-row Brier score: half the summed squared error against the one-hot truth, in [0, 1]."""
+    p, t = as_arrays(probs, y)
+    return 0.5 * np.sum((p - one_hot(t)) ** 2, axis=1)
+
+
 def brier(probs, y) -> float:
     """Half the summed squared error against the one-hot truth, mean over rows; in [0, 1]."""
-    p, t = as_arrays(probs, y)
-    return float(np.mean(0.5 * np.sum((p - one_hot(t)) ** 2, axis=1)))
+    return float(np.mean(brier_rows(probs, y)))
 
 
-def crps(probs, y) -> float:
-    """Ordinal CRPS: mean over rows of sum_k (F(k) - 1[y <= k])^2 / 7 over the 7 inner edges.
+def crps_rows(probs, y) -> np.ndarray:
+    """Per-row ordinal CRPS: sum_k (F(k) - 1[y <= k])^2 / 7 over the 7 inner edges, in [0, 1].
 
-    F(k) is the predicted probability of a bin index <= k (k = 0..6); in [0, 1].
+    F(k) is the predicted probability of a bin index <= k (k = 0..6).
     """
     p, t = as_arrays(probs, y)
     cdf = np.cumsum(p, axis=1)[:, : N_BINS - 1]
     step = (t[:, None] <= np.arange(N_BINS - 1)[None, :]).astype(float)
-    return float(np.mean(np.sum((cdf - step) ** 2, axis=1) / (N_BINS - 1)))
+    return np.sum((cdf - step) ** 2, axis=1) / (N_BINS - 1)
+
+
+def crps(probs, y) -> float:
+    """Ordinal CRPS: mean over rows of `crps_rows`; in [0, 1]."""
+    return float(np.mean(crps_rows(probs, y)))
 
 
 def nll(probs, y, eps: float = 1e-12) -> float:
