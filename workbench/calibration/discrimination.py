@@ -58,7 +58,7 @@ class Statistic:
 
     def value(self) -> float:
         if self.reduce is None:
-            return _nanmedian(self.parts[None, :])[0]
+            return float(_nanmedian(self.parts[None, :])[0])
         return float(self.reduce(self.parts.sum(axis=0)[None, :])[0])
 
     def on_resamples(self, idx: np.ndarray, counts: np.ndarray) -> np.ndarray:
