@@ -216,10 +216,13 @@ def spearman(predicted, measured) -> float:
 
 
 def expected_log2(probs) -> np.ndarray:
-    """Expected log2-speedup of each row under the bin midpoints of `workbench.bins`."""
+    """Expected log2-speedup of each row under the bin midpoints of `workbench.bins`.
+
+    Summed row by row (not a matrix product, whose blocking can round equal rows differently),
+    so equal rows get bit-equal scores and ties stay ties."""
     p = np.asarray(probs, dtype=float)
     p = p / p.sum(axis=1, keepdims=True)
-    return p @ np.asarray(bins.LOG2_MIDPOINTS)
+    return (p * np.asarray(bins.LOG2_MIDPOINTS)[None, :]).sum(axis=1)
 
 
 def top_k_recovery(scores, speedups, groups: Sequence[Hashable], k: float = 0.10

@@ -80,8 +80,9 @@ class EvaluationResult:
 
     @property
     def scores(self) -> np.ndarray:
-        """Each row's ranking score: the expected log2-speedup of its forecast."""
-        return metrics.expected_log2(self.probabilities)
+        """Each row's ranking score: the expected log2-speedup of its forecast, computed row by
+        row so that equal forecasts get bit-equal scores (ties stay ties)."""
+        return np.asarray([f.expected_log2_speedup for f in self.forecasts], dtype=float)
 
     @property
     def problems(self) -> list[str]:
