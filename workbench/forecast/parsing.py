@@ -158,7 +158,7 @@ def _normalise(values: list[tuple[float, bool]]) -> tuple[tuple[float, ...], flo
     notes: list[str] = []
     xs = [x for x, _ in values]
     marked = [p for x, p in values if x != 0]
-    total = math.fsum(xs)
+    total = sum(xs)  # not fsum: it raises on an overflowing sum instead of returning inf
     if not math.isfinite(total):
         raise _Bad("the probabilities sum to a non-finite value")
     if any(marked) and not all(marked):
@@ -173,7 +173,7 @@ def _normalise(values: list[tuple[float, bool]]) -> tuple[tuple[float, ...], flo
         percent = False
     if percent:
         xs = [x / 100.0 for x in xs]
-        total = math.fsum(xs)
+        total = sum(xs)
         notes.append("read as percentages")
     if not total > 0:
         raise _Bad("all probabilities are zero")
