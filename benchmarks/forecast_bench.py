@@ -5,8 +5,19 @@
         [--prospective-after DATE] [--reference-time estimate|measured]
 
 Reads the shipped data (kernels_cache/shipped/, `workbench.dataset.load_shipped`), runs
-problem-level cross-validation for the learned and roofline forecasters on --gpu, and for the
-learned forecaster trains on --gpu and scores on --cross-gpu (held-out problems too), then writes
+problem-level cross-validation for the learned and roofline forecasters and the two controls
+(`random`: seeded random order, uniform probabilities; `climatology`: training-fold bin
+frequencies; workbench/forecast/controls.py) on --gpu, on the same rows and folds, and for the
+learned forecaster and the controls trains on --gpu and scores on --cross-gpu (held-out problems
+too; keys cross_gpu, cross_gpu_random, cross_gpu_climatology). Each forecaster's block of
+"metrics" holds, beside the study's metrics, the discriminative ones of
+`workbench.calibration.discrimination` with 95% bootstrap CIs over problems (`<key>_ci`,
+--bootstrap resamples): pair_acc_125, pair_acc_110, sibling_hit_top4, sibling_ratio,
+random16_hit_top4, random16_ratio, brier_skill, crps_skill (against the climatology of the same
+folds), ece, sharpness, spearman_within_median, top10_recovery_median; and "vs_random": the
+difference to the random control of the same setting with its paired CI. Labels use the prompt's
+bin table ("bin_convention"). The skill table is printed. With --forecasts PATH the out-of-fold
+forecasts of every forecaster are written as Parquet. Then it writes
 benchmarks/results/forecast-<gpu>.json (with a fixed --ideal-offset SHARE, an ablation:
 forecast-offset-<SHARE>-<gpu>.json, "benchmark": "forecast-offset-<SHARE>"). The learned
 forecaster reads the reference's measured time on the GPU (reference_time="measured", the
@@ -53,8 +64,10 @@ from pathlib import Path
 import numpy as np
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
-from workbench.calibration import metrics
+from workbench.calibration import discrimination, metrics
 from workbench.evaluate import METRIC_KEYS, evaluate, table
+from workbench.evaluate.controls import (discrimination_reports, evaluate_with_controls,
+                                         skill_table, write_forecasts)
 from workbench.evaluate.crossval import score
 from workbench.forecast import LearnedForecaster, RooflineForecaster
 from workbench.forecast.learned import OFFSET_GRID
@@ -106,27 +119,50 @@ def _write(out: Path, doc: dict) -> dict:
     return doc
 
 
+def _with_discrimination(results: dict, n_boot: int, seed: int) -> dict[str, dict]:
+    """Each result's `_metrics` plus its discrimination report (CIs) and, for a forecaster that
+    is not a control, "vs_random": its difference to the random control, paired CIs."""
+    reports = discrimination_reports(results, n_boot=n_boot, seed=seed)
+    print(skill_table(reports))
+    out = {}
+    for name, r in results.items():
+        block = _metrics(r)
+        block.update(reports[name].to_dict())
+        block["bin_convention"] = r.bin_convention
+        if name not in ("random", "climatology"):
+            block["vs_random"] = discrimination.compare(reports[name], reports["random"])
+        out[name] = block
+    return out
+
+
 def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, seed: int = 0,
         plots: Path | None = None, max_iter: int = 100, kind: str = "regression",
         calibration_folds: int = 10, ideal_offset: float | str = "auto",
-        reference_time: str = "measured") -> dict:
+        reference_time: str = "measured", n_boot: int = 1000,
+        forecasts: Path | None = None) -> dict:
     """Run the benchmark and write `out`; returns the JSON written."""
     problems, candidates, measurements, synthetic = _load(data, gpu, out)
     keys = {m.hardware_key for m in measurements}
     t0 = time.time()
     factory = _factory(max_iter, kind, calibration_folds, ideal_offset, seed, reference_time)
     probe = factory()
-    results = {
-        "learned": evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds,
-                            seed=seed, out=plots),
-        "roofline": evaluate(RooflineForecaster(), problems, candidates, measurements, gpu=gpu,
-                             out=plots),
-    }
+    results = evaluate_with_controls({"learned": factory, "roofline": RooflineForecaster()},
+                                     problems, candidates, measurements, seed=seed, gpu=gpu,
+                                     folds=folds, out=plots)
+    print(table(list(results.values())), flush=True)
+    blocks = _with_discrimination(results, n_boot, seed)
+    cross = {}
     if cross_gpu and cross_gpu in keys:
-        results["cross_gpu"] = evaluate(factory, problems, candidates, measurements,
-                                        train_gpu=gpu, test_gpu=cross_gpu, folds=folds,
-                                        seed=seed, out=plots)
-    print(table(list(results.values())))
+        cross = evaluate_with_controls({"learned": factory}, problems, candidates, measurements,
+                                       seed=seed, train_gpu=gpu, test_gpu=cross_gpu,
+                                       folds=folds, out=plots)
+        print(table(list(cross.values())), flush=True)
+        for name, block in _with_discrimination(cross, n_boot, seed).items():
+            blocks["cross_gpu" if name == "learned" else f"cross_gpu_{name}"] = block
+    if forecasts is not None:
+        both = dict(results) | {f"cross_gpu_{k}" if k != "learned" else "cross_gpu": v
+                                for k, v in cross.items()}
+        print(f"wrote {write_forecasts(both, forecasts)}")
     doc = {"benchmark": benchmark_name(ideal_offset, reference_time), "gpu": gpu,
            "learned_max_iter": max_iter,
            "learned": {"kind": probe.kind, "max_iter": max_iter,
@@ -140,8 +176,9 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
                        "n_features": len(FEATURE_NAMES)},
            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(),
            "data": str(data), "synthetic": synthetic, "seconds": round(time.time() - t0, 1),
-           "metrics": {k: _metrics(r) for k, r in results.items()}}
-    if "cross_gpu" in results:
+           "bin_convention": results["learned"].bin_convention, "bootstrap": n_boot,
+           "metrics": blocks}
+    if "cross_gpu" in blocks:
         doc["metrics"]["cross_gpu"]["train_gpu"] = gpu
         doc["metrics"]["cross_gpu"]["test_gpu"] = cross_gpu
     return _write(out, doc)
@@ -304,6 +341,10 @@ def main(argv: list[str] | None = None) -> int:
                     "known (default; each held-out problem's reference timed once) or only the "
                     "analytic estimate (results files get '-estimate-reference' in their name)")
     ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
+    ap.add_argument("--bootstrap", type=int, default=1000, metavar="B",
+                    help="bootstrap resamples of the problems for the CIs (default 1000)")
+    ap.add_argument("--forecasts", type=Path, metavar="PATH",
+                    help="also write every forecaster's out-of-fold forecasts to this Parquet file")
     ap.add_argument("--split-seeds", type=int, default=0, metavar="N",
                     help="instead: repeat the learned forecaster's cross-validation with fold seeds "
                     "0..N-1 and write forecast-splits-<gpu>.json (how much the estimate depends on the split)")
@@ -331,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     out = args.out or RESULTS_DIR / f"{benchmark_name(args.ideal_offset, args.reference_time)}-{args.gpu}.json"
     run(args.data, args.gpu, args.cross_gpu or None, out, args.folds, args.seed, args.plots,
-        args.max_iter, args.kind, args.calibration_folds, args.ideal_offset, args.reference_time)
+        args.max_iter, args.kind, args.calibration_folds, args.ideal_offset, args.reference_time,
+        args.bootstrap, args.forecasts)
     return 0
 
 

@@ -61,3 +61,15 @@ def test_expected_log2_speedup():
 def test_table_is_numbered_from_one():
     lines = bins.table().splitlines()
     assert lines[0].startswith("1: ") and lines[-1].startswith("8: ")
+
+
+@pytest.mark.parametrize("s, prompt, study", [
+    (0.1, 0, 0), (0.25, 0, 0), (0.3, 1, 0), (1.0, 3, 3), (1.2, 4, 3), (1.41, 4, 3),
+    (1.5, 5, 4), (2.0, 5, 5), (3.0, 6, 6), (4.0, 6, 7), (100.0, 7, 7),
+])
+def test_both_bin_conventions(s, prompt, study):
+    # study code: floor(2 log2 S) + 4 clamped to 1..8, as an index 0..7
+    assert bins.bin_of_convention(s, "prompt-table") == prompt == bins.bin_of(s)
+    assert bins.bin_of_convention(s, "study-code") == study
+    with pytest.raises(ValueError):
+        bins.bin_of_convention(s, "other")

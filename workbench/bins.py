@@ -47,6 +47,26 @@ def bin_of(speedup: float) -> int:
     return bisect.bisect_left(EDGES, s)
 
 
+#: Bin conventions for labels: "prompt-table" (`EDGES`, the table the study's prompts show and
+#: this project's default) and "study-code" (floor(2 log2 S) + 4 clamped to 1..8, the formula
+#: the study's released code stored its labels with; one bin lower for most speedups).
+CONVENTIONS: tuple[str, ...] = ("prompt-table", "study-code")
+DEFAULT_CONVENTION = "prompt-table"
+
+
+def bin_of_convention(speedup: float, convention: str = DEFAULT_CONVENTION) -> int:
+    """Bin index (0..7) of a speedup under a label convention (see `CONVENTIONS`). Raises
+    ValueError for a non-finite or non-positive speedup or an unknown convention."""
+    if convention == "prompt-table":
+        return bin_of(speedup)
+    if convention == "study-code":
+        s = float(speedup)
+        if not math.isfinite(s) or s <= 0:
+            raise ValueError(f"speedup must be a positive finite number, got {speedup!r}")
+        return min(max(math.floor(2.0 * math.log2(s)) + 4, 1), N_BINS) - 1
+    raise ValueError(f"unknown bin convention {convention!r}; use one of {', '.join(CONVENTIONS)}")
+
+
 def bin_number(speedup: float) -> int:
     """Bin number (1..8) of a speedup, as shown to models and users."""
     return bin_of(speedup) + 1

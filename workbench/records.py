@@ -260,6 +260,7 @@ class Forecast(_Record):
     raw_sum: float = 1.0
     parse_status: ParseStatus = ParseStatus.OK
     p_fail: float | None = None  # probability that the candidate fails to compile or is wrong
+    stated_bin: int | None = None  # bin index 0..7 the forecaster stated (an LLM's predicted_bin)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0

@@ -157,3 +157,31 @@ def test_calibrate_with_held_out_arrays_and_own_forecasts():
         ThresholdPolicy(threshold=0.5).calibrate_with(None)
     with pytest.raises(MetricInputError):
         ThresholdPolicy(threshold=0.5).calibrate_arrays([0.5, 0.6], [1.0])
+
+
+def test_aurc_by_step_and_trapezoid_rule_by_hand():
+    from workbench.calibration.selective import risk_coverage
+
+    # confidences 0.9, 0.8, 0.7, 0.6 with losses 0, 1, 0, 1: points (0.25, 0), (0.5, 0.5),
+    # (0.75, 1/3), (1.0, 0.5)
+    rc = risk_coverage([0.9, 0.8, 0.7, 0.6], [0, 1, 0, 1])
+    assert rc.aurc == pytest.approx(0.25 * (0 + 0.5 + 1 / 3 + 0.5))
+    assert rc.aurc_trapezoid == pytest.approx(0.25 * ((0 + 0.5) / 2 + (0.5 + 1 / 3) / 2
+                                                      + (1 / 3 + 0.5) / 2))
+
+
+def test_regret_curve_by_hand():
+    from workbench.calibration.selective import regret_curve
+
+    # one problem, speedups 1, 2, 4; confidences 0.9 (speedup 1), 0.5 (4), 0.1 (2);
+    # scores rank speedup 1 highest. Trust only the first: measured = {1 (top trusted), 4, 2}
+    # -> regret 0. Trust two: top trusted is speedup 1 (higher score), deferred {2} -> found 2,
+    # regret log2(4/2) = 1. Trust all: found 1 -> regret 2.
+    rc = regret_curve([0.9, 0.5, 0.1], [3.0, 1.0, 2.0], [1.0, 4.0, 2.0], ["p", "p", "p"])
+    assert rc.coverage.tolist() == pytest.approx([1 / 3, 2 / 3, 1.0])
+    assert rc.risk.tolist() == pytest.approx([0.0, 1.0, 2.0])
+    # two problems whose scores favour the slower kernel: the risk is the mean over both; a
+    # problem keeps regret 0 while its faster kernel is still deferred (measured)
+    rc2 = regret_curve([0.9, 0.1, 0.8, 0.7], [1.0, 0.0, 1.0, 0.0], [1.0, 2.0, 1.0, 2.0],
+                       ["a", "a", "b", "b"])
+    assert rc2.risk.tolist() == pytest.approx([0.0, 0.0, 0.5, 1.0])

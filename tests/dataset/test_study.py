@@ -143,3 +143,16 @@ def test_hub_name_without_network_is_a_clear_error(tmp_path):
 def test_study_label_fixture_really_differs_from_our_bins():
     # guards the fixtures: if the two formulas agreed, the recomputation tests would prove nothing
     assert study_label(1.5) != bins.bin_number(1.5) and A100.startswith("NVIDIA")
+
+
+def test_label_disagreements_are_counted_against_the_chosen_convention(tmp_path):
+    """The fixture labels come from the study's code formula: no disagreement under the
+    study-code convention, some under the prompt's table (the default); the summary says which."""
+    path = write_parquet(eval_rows(), tmp_path / "eval.parquet")
+    table = import_study(path, "eval-set")
+    code = import_study(path, "eval-set", bin_convention="study-code")
+    assert table.bin_convention == "prompt-table" and "prompt-table convention" in table.summary()
+    assert code.label_disagreements == 0 and "study-code convention" in code.summary()
+    assert table.label_disagreements > 0
+    with pytest.raises(DatasetError):
+        import_study(path, "eval-set", bin_convention="other")

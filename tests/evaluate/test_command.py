@@ -84,12 +84,21 @@ def test_benchmark_writes_json(shipped, tmp_path):
                        "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["benchmark"] == "forecast" and doc["gpu"] == "h100" and doc["synthetic"] is True
-    assert set(doc["metrics"]) == {"learned", "roofline", "cross_gpu"}
-    for m in doc["metrics"].values():
+    assert set(doc["metrics"]) == {"learned", "roofline", "random", "climatology", "cross_gpu",
+                                   "cross_gpu_random", "cross_gpu_climatology"}
+    assert doc["bin_convention"] == "prompt-table"
+    for name, m in doc["metrics"].items():
         for k in ("top10_recovery_median", "ece", "brier", "crps", "accuracy", "off_by_one",
                   "aurc", "spearman", "problem_offset_sd_log2", "within_problem_mad_log2",
-                  "oracle_offset_off_by_one"):
-            assert k in m
+                  "oracle_offset_off_by_one", "pair_acc_125", "pair_acc_110", "brier_skill",
+                  "crps_skill", "sharpness", "spearman_within_median"):
+            assert k in m, (name, k)
+        for k in ("pair_acc_125", "brier_skill", "ece", "sharpness"):
+            lo, hi = m[f"{k}_ci"]
+            assert lo <= m[k] <= hi
+        assert ("vs_random" in m) == (name in ("learned", "roofline", "cross_gpu"))
+    assert doc["metrics"]["climatology"]["brier_skill"] == 0.0
+    assert doc["metrics"]["cross_gpu_climatology"]["crps_skill"] == 0.0
     assert doc["metrics"]["cross_gpu"]["test_gpu"] == "h200"
 
 

@@ -211,3 +211,85 @@ def test_never_raises_on_odd_inputs():
         assert a.status is ParseStatus.ABSTAINED
     assert parse_text(None).status is ParseStatus.ABSTAINED  # type: ignore[arg-type]
     assert parse_answer().status is ParseStatus.ABSTAINED
+
+
+# ----------------------------------------------------------------------------- study format
+#: An answer in the GPU Forecasters study's format, written by hand from its field list: one flat
+#: probability field per named bin, a stated predicted_bin and reasoning.
+STUDY_ANSWER = {"predicted_bin": 5,
+                "p_severe_slowdown": 0.01, "p_significant_slowdown": 0.04,
+                "p_moderate_slowdown": 0.05, "p_minor_slowdown": 0.30,
+                "p_minor_speedup": 0.25, "p_significant_speedup": 0.20,
+                "p_high_speedup": 0.10, "p_extreme_speedup": 0.05,
+                "reasoning": "Fuses two passes; the reduction stays memory bound."}
+
+
+def test_study_flat_fields_as_tool_arguments_and_as_json():
+    for answer in (json.dumps(STUDY_ANSWER), STUDY_ANSWER):
+        a = parse_structured(answer)
+        _valid(a)
+        assert a.status is ParseStatus.OK
+        assert a.probabilities == pytest.approx((0.01, 0.04, 0.05, 0.30, 0.25, 0.20, 0.10, 0.05))
+        assert a.stated_bin == 4  # stated bin 5, not the argmax (bin 4)
+        assert max(range(8), key=a.probabilities.__getitem__) == 3
+        assert a.reasoning.startswith("Fuses")
+    t = parse_text("Answer:\n```json\n" + json.dumps(STUDY_ANSWER) + "\n```")
+    _valid(t)
+    assert t.stated_bin == 4
+
+
+def test_study_tool_call_object_and_bin_names():
+    call = {"name": "submit_kernel_runtime_estimate", "arguments": json.dumps(STUDY_ANSWER)}
+    a = parse_structured(call)
+    _valid(a)
+    assert a.stated_bin == 4
+    wrapped = parse_structured({"type": "function", "function": call})
+    assert wrapped.probabilities == a.probabilities
+    named = dict(STUDY_ANSWER, predicted_bin="significant_speedup")
+    assert parse_structured(named).stated_bin == 5
+    bare = {k.removeprefix("p_"): v for k, v in STUDY_ANSWER.items()}
+    assert parse_structured(bare).probabilities == pytest.approx(a.probabilities)
+    f = a.to_forecast("study", "c", "p", "a100")
+    assert f.stated_bin == 4
+
+
+# ----------------------------------------------------------------------------- strictness
+@pytest.mark.parametrize("text", [
+    "Step 1: 32 threads per block, step 2: 64 blocks.",
+    "Timings: 1: 0.5 ms, 2: 0.25 ms, 3: 0.7 ms",
+    "Stage 1: 40, stage 2: 60",
+    "The grid is [1, 2, 3, 4, 5, 6, 7, 8] tiles wide.",
+    "I expect about 2.5x, maybe bin 6 or 7.",
+])
+def test_prose_with_numbers_but_no_probabilities_abstains(text):
+    a = parse_text(text)
+    assert a.status is ParseStatus.ABSTAINED, a
+
+
+@pytest.mark.parametrize("answer, word", [
+    ({"probabilities": [1e308] * 8}, "non-finite"),
+    ({"probabilities": {"4": "40%", "5": 0.6}}, "percentages and some are not"),
+    ({"probabilities": [0.5, 2, 0, 0, 0, 0, 0, 0]}, "not probabilities"),
+    ({"probabilities": [10, 20, 30, 40, 50, 60, 70, 80]}, "not probabilities"),
+    ({"probabilities": ["0%"] * 8}, "zero"),
+])
+def test_non_finite_zero_and_mixed_unit_answers_abstain(answer, word):
+    a = parse_structured(answer)
+    assert a.status is ParseStatus.ABSTAINED
+    assert word in a.reason
+
+
+def test_percentages_are_read_the_same_way_on_every_path():
+    expected = (0, 0, 0, 0.2, 0.5, 0.3, 0, 0)
+    answers = [
+        parse_structured({"probabilities": {"4": 20, "5": 50, "6": 30}}),
+        parse_structured({"probabilities": {"4": "20%", "5": "50%", "6": "30%"}}),
+        parse_structured({"p_minor_slowdown": 20, "p_minor_speedup": 50, "p_significant_speedup": 30}),
+        parse_text("[0, 0, 0, 20, 50, 30, 0, 0]"),
+        parse_text("bin 4: 20\nbin 5: 50\nbin 6: 30"),
+        parse_text("4: 20%\n5: 50%\n6: 30%"),
+    ]
+    for a in answers:
+        _valid(a)
+        assert a.probabilities == pytest.approx(expected)
+        assert a.raw_sum == pytest.approx(1.0)

@@ -98,3 +98,28 @@ def test_constant_groups():
     assert constant_groups([math.nan, 1.0, 1.0, math.nan, math.nan, math.nan], 3) == [True, True]
     with pytest.raises(ConfigError):
         constant_groups([1, 2, 3], 2)
+
+
+def test_no_reward_raises_on_any_parsed_answer():
+    """Odd answers (huge, tiny, mixed units, the study's format, percentages, garbage) parse to
+    an answer or an abstention, and every reward scores them without raising."""
+    import json as _json
+
+    from workbench.rl.rewards import REWARDS
+
+    answers = [
+        _json.dumps({"probabilities": [1e308] * 8}),
+        _json.dumps({"probabilities": [1e-320, 0, 0, 0, 0, 0, 0, 0]}),
+        _json.dumps({"probabilities": ["1e-300%", 0, 0, 0, 0, 0, 0, 0]}),
+        _json.dumps({"probabilities": {"4": "40%", "5": 0.6}}),
+        _json.dumps({"p_minor_speedup": 0.7, "p_high_speedup": 0.3, "predicted_bin": "minor_speedup"}),
+        "bin 4: 20\nbin 5: 50\nbin 6: 30",
+        "[0, 0, 0, 0, 0, 0, 0, 1e999]",
+        "Stage 1: 40, stage 2: 60",
+        "bin 5: 1e-310%\nbin 6: 0",
+        "",
+    ]
+    for name, reward in REWARDS.items():
+        out = reward(answers, measured_bin=[4] * len(answers))
+        assert len(out) == len(answers), name
+        assert all(r is None or (0.0 <= r <= 2.0) for r in out), (name, out)

@@ -47,16 +47,46 @@ def as_arrays(probs, y) -> tuple[np.ndarray, np.ndarray]:
     return p / s, t_int
 
 
-def accuracy(probs, y) -> float:
-    """Fraction of rows whose most probable bin (lowest index on ties) is the true bin."""
-    p, t = as_arrays(probs, y)
-    return float(np.mean(p.argmax(axis=1) == t))
+#: How a forecast's predicted bin is read: "argmax" (the most probable bin, lowest index on ties;
+#: the default) or "stated" (the bin the forecaster stated, e.g. an LLM's predicted_bin, as the
+#: GPU Forecasters study scores it; the argmax where none was stated).
+PREDICTED_BIN_RULES = ("argmax", "stated")
 
 
-def off_by_one_accuracy(probs, y) -> float:
-    """Fraction of rows whose most probable bin is the true bin or one of its neighbours."""
+def predicted_bins(probs, stated=None) -> np.ndarray:
+    """Predicted bin index of each row: the argmax, replaced by `stated` (n,) where that is a
+    bin index 0..7 (None, NaN or -1 = none stated)."""
+    p = np.asarray(probs, dtype=float)
+    pred = p.argmax(axis=1)
+    if stated is None:
+        return pred
+    st = np.asarray([-1 if x is None or x != x else int(x) for x in stated], dtype=int)
+    if st.shape != pred.shape:
+        raise MetricInputError(f"stated bins must have shape {pred.shape}, got {st.shape}")
+    ok = (st >= 0) & (st < N_BINS)
+    return np.where(ok, st, pred)
+
+
+def _pred(p: np.ndarray, predicted) -> np.ndarray:
+    if predicted is None:
+        return p.argmax(axis=1)
+    pred = np.asarray(predicted, dtype=int)
+    if pred.shape != (p.shape[0],) or np.any(pred < 0) or np.any(pred >= N_BINS):
+        raise MetricInputError(f"predicted bins must be {p.shape[0]} indices in 0..{N_BINS - 1}")
+    return pred
+
+
+def accuracy(probs, y, predicted=None) -> float:
+    """Fraction of rows whose predicted bin (`predicted` (n,), default the most probable bin,
+    lowest index on ties) is the true bin."""
     p, t = as_arrays(probs, y)
-    return float(np.mean(np.abs(p.argmax(axis=1) - t) <= 1))
+    return float(np.mean(_pred(p, predicted) == t))
+
+
+def off_by_one_accuracy(probs, y, predicted=None) -> float:
+    """Fraction of rows whose predicted bin (as `accuracy`) is the true bin or a neighbour."""
+    p, t = as_arrays(probs, y)
+    return float(np.mean(np.abs(_pred(p, predicted) - t) <= 1))
 
 
 @dataclass(frozen=True)
@@ -75,13 +105,15 @@ class Reliability:
     ece: float
 
 
-def reliability(probs, y, n_buckets: int = 10) -> Reliability:
-    """Reliability-diagram data with confidence = max probability (see `Reliability`)."""
+def reliability(probs, y, n_buckets: int = 10, predicted=None) -> Reliability:
+    """Reliability-diagram data with confidence = the probability of the predicted bin (the max
+    probability by default; with `predicted` (n,) bins, theirs) (see `Reliability`)."""
     p, t = as_arrays(probs, y)
     if n_buckets < 1:
         raise MetricInputError("n_buckets must be at least 1")
-    conf = p.max(axis=1)
-    correct = (p.argmax(axis=1) == t).astype(float)
+    pred = _pred(p, predicted)
+    conf = p[np.arange(len(t)), pred]
+    correct = (pred == t).astype(float)
     idx = np.minimum((conf * n_buckets).astype(int), n_buckets - 1)
     count = np.bincount(idx, minlength=n_buckets)
     conf_sum = np.bincount(idx, weights=conf, minlength=n_buckets)
@@ -95,9 +127,19 @@ def reliability(probs, y, n_buckets: int = 10) -> Reliability:
                        confidence=mean_conf, accuracy=mean_acc, ece=ece_value)
 
 
-def ece(probs, y, n_buckets: int = 10) -> float:
-    """Expected calibration error, 10 equal-width buckets of max-probability confidence."""
-    return reliability(probs, y, n_buckets).ece
+def ece(probs, y, n_buckets: int = 10, predicted=None) -> float:
+    """Expected calibration error, 10 equal-width buckets of the predicted bin's probability
+    (the max probability unless `predicted` bins are given)."""
+    return reliability(probs, y, n_buckets, predicted).ece
+
+
+def sharpness(probs) -> float:
+    """Mean max probability of the rows (the mean ECE confidence): how concentrated the forecasts
+    are, whatever the truth; 1/8 for uniform forecasts, 1 for one-hot ones."""
+    p = np.asarray(probs, dtype=float)
+    if p.ndim != 2 or p.shape[1] != N_BINS or p.shape[0] == 0:
+        raise MetricInputError(f"probabilities must have shape (n, {N_BINS}) with n >= 1, got {p.shape}")
+    return float(np.mean(p.max(axis=1) / p.sum(axis=1)))
 
 
 def one_hot(y, n: int = N_BINS) -> np.ndarray:
@@ -107,21 +149,31 @@ def one_hot(y, n: int = N_BINS) -> np.ndarray:
     return out
 
 
+def brier_rows(probs, y) -> np.ndarray:
+    """Per-row Brier score: half the summed squared error against the one-hot truth, in [0, 1]."""
+    p, t = as_arrays(probs, y)
+    return 0.5 * np.sum((p - one_hot(t)) ** 2, axis=1)
+
+
 def brier(probs, y) -> float:
     """Half the summed squared error against the one-hot truth, mean over rows; in [0, 1]."""
-    p, t = as_arrays(probs, y)
-    return float(np.mean(0.5 * np.sum((p - one_hot(t)) ** 2, axis=1)))
+    return float(np.mean(brier_rows(probs, y)))
 
 
-def crps(probs, y) -> float:
-    """Ordinal CRPS: mean over rows of sum_k (F(k) - 1[y <= k])^2 / 7 over the 7 inner edges.
+def crps_rows(probs, y) -> np.ndarray:
+    """Per-row ordinal CRPS: sum_k (F(k) - 1[y <= k])^2 / 7 over the 7 inner edges, in [0, 1].
 
-    F(k) is the predicted probability of a bin index <= k (k = 0..6); in [0, 1].
+    F(k) is the predicted probability of a bin index <= k (k = 0..6).
     """
     p, t = as_arrays(probs, y)
     cdf = np.cumsum(p, axis=1)[:, : N_BINS - 1]
     step = (t[:, None] <= np.arange(N_BINS - 1)[None, :]).astype(float)
-    return float(np.mean(np.sum((cdf - step) ** 2, axis=1) / (N_BINS - 1)))
+    return np.sum((cdf - step) ** 2, axis=1) / (N_BINS - 1)
+
+
+def crps(probs, y) -> float:
+    """Ordinal CRPS: mean over rows of `crps_rows`; in [0, 1]."""
+    return float(np.mean(crps_rows(probs, y)))
 
 
 def nll(probs, y, eps: float = 1e-12) -> float:
@@ -164,10 +216,13 @@ def spearman(predicted, measured) -> float:
 
 
 def expected_log2(probs) -> np.ndarray:
-    """Expected log2-speedup of each row under the bin midpoints of `workbench.bins`."""
+    """Expected log2-speedup of each row under the bin midpoints of `workbench.bins`.
+
+    Summed row by row (not a matrix product, whose blocking can round equal rows differently),
+    so equal rows get bit-equal scores and ties stay ties."""
     p = np.asarray(probs, dtype=float)
     p = p / p.sum(axis=1, keepdims=True)
-    return p @ np.asarray(bins.LOG2_MIDPOINTS)
+    return (p * np.asarray(bins.LOG2_MIDPOINTS)[None, :]).sum(axis=1)
 
 
 def top_k_recovery(scores, speedups, groups: Sequence[Hashable], k: float = 0.10
@@ -253,14 +308,16 @@ def problem_offsets(point_log2, measured_speedups, groups: Sequence[Hashable]) -
             "oracle_offset_off_by_one": float(np.mean(np.abs(bins_of_log2(point + own) - truth) <= 1))}
 
 
-def summary(probs, y, measured_speedups=None, groups=None, k: float = 0.10) -> dict[str, float]:
-    """Every metric at once: accuracy, off_by_one, ece, brier, crps, nll, and with measured
-    speedups also spearman (expected vs measured log2) and, with groups, top10_recovery_median
-    (named for k=0.10; `k` changes the fraction) and `problem_offsets` of the expected
-    log2-speedups."""
+def summary(probs, y, measured_speedups=None, groups=None, k: float = 0.10,
+            predicted=None) -> dict[str, float]:
+    """Every metric at once: accuracy, off_by_one, ece (of the `predicted` bins when given,
+    else the argmax), brier, crps, nll, sharpness, and with measured speedups also spearman
+    (expected vs measured log2) and, with groups, top10_recovery_median (named for k=0.10; `k`
+    changes the fraction) and `problem_offsets` of the expected log2-speedups."""
     p, t = as_arrays(probs, y)
-    out = {"n": float(len(t)), "accuracy": accuracy(p, t), "off_by_one": off_by_one_accuracy(p, t),
-           "ece": ece(p, t), "brier": brier(p, t), "crps": crps(p, t), "nll": nll(p, t)}
+    out = {"n": float(len(t)), "accuracy": accuracy(p, t, predicted),
+           "off_by_one": off_by_one_accuracy(p, t, predicted), "ece": ece(p, t, 10, predicted),
+           "brier": brier(p, t), "crps": crps(p, t), "nll": nll(p, t), "sharpness": sharpness(p)}
     if measured_speedups is not None:
         sp = np.asarray(measured_speedups, dtype=float)
         score = expected_log2(p)

@@ -90,6 +90,15 @@ class RiskCoverage:
         dc = np.diff(np.concatenate([[0.0], self.coverage]))
         return float(np.sum(self.risk * dc))
 
+    @property
+    def aurc_trapezoid(self) -> float:
+        """Area under the curve by the trapezoid rule between consecutive points, from the first
+        point (no coverage-0 point, as the GPU Forecasters study computes it); NaN with fewer
+        than 2 points. `aurc` is the step rule."""
+        if len(self.coverage) < 2:
+            return float("nan")
+        return float(np.sum(0.5 * (self.risk[1:] + self.risk[:-1]) * np.diff(self.coverage)))
+
     def risk_at(self, coverage: float) -> float:
         """Selective risk at the first point whose coverage reaches `coverage` (NaN if none)."""
         hit = np.nonzero(self.coverage >= coverage - 1e-12)[0]
@@ -114,6 +123,67 @@ def risk_coverage(conf, loss_values) -> RiskCoverage:
     last = np.nonzero(np.append(cs[1:] != cs[:-1], True))[0]
     covered = last + 1
     return RiskCoverage(thresholds=cs[last], coverage=covered / n, risk=cum[last] / covered, n=n)
+
+
+def regret_curve(conf, scores, speedups, groups: Sequence) -> RiskCoverage:
+    """Risk-coverage curve of the regret of a selective screen, in octaves (log2).
+
+    At a threshold, each problem's (group's) rows with confidence >= it are trusted and the others
+    deferred to the GPU. Every deferred row is measured; of the trusted rows only the one with
+    the highest score (the first in input order on ties) is. The problem's regret is
+    log2(pool best / best measured), 0 when the best was measured; the risk is the mean over all
+    problems. So the risk is 0 at coverage 0 and, with everything trusted, the regret of
+    measuring each problem's top-scored row alone. Points as in `risk_coverage`."""
+    c = np.asarray(conf, dtype=float)
+    s = np.asarray(scores, dtype=float)
+    v = np.asarray(speedups, dtype=float)
+    g = list(groups)
+    if not (c.shape == s.shape == v.shape == (len(g),)) or c.ndim != 1:
+        raise MetricInputError("conf, scores, speedups and groups must be 1-D of one length")
+    if np.any(~np.isfinite(v)) or np.any(v <= 0):
+        raise MetricInputError("speedups must be positive and finite (drop failed candidates)")
+    n = len(c)
+    keys = {k: i for i, k in enumerate(dict.fromkeys(g))}
+    pid = np.asarray([keys[k] for k in g], dtype=int)
+    n_groups = len(keys)
+    finite = np.flatnonzero(np.isfinite(c))
+    if len(finite) == 0:
+        return RiskCoverage(np.array([]), np.array([]), np.array([]), n)
+    order = finite[np.argsort(-c[finite], kind="stable")]
+    lv = np.log2(v)
+    best = np.full(n_groups, -np.inf)
+    np.maximum.at(best, pid, lv)
+    # suffix maxima of each group's rows in coverage order: what stays deferred after k covered
+    rows_of: list[list[int]] = [[] for _ in range(n_groups)]
+    for i in order:
+        rows_of[pid[i]].append(i)
+    deferred_max = []
+    for p in range(n_groups):
+        rest = [lv[i] for i in rows_of[p]]
+        suffix = np.full(len(rest) + 1, -np.inf)
+        for k in range(len(rest) - 1, -1, -1):
+            suffix[k] = max(suffix[k + 1], rest[k])
+        # rows never covered (abstentions) stay deferred at every threshold
+        never = lv[(pid == p) & ~np.isfinite(c)]
+        deferred_max.append(np.maximum(suffix, never.max() if len(never) else -np.inf))
+    covered = np.zeros(n_groups, dtype=int)
+    top_score = np.full(n_groups, -np.inf)
+    top_value = np.full(n_groups, -np.inf)
+    regret = np.zeros(n_groups)
+    total = 0.0
+    risks = np.empty(len(order))
+    for j, i in enumerate(order):
+        p = pid[i]
+        covered[p] += 1
+        if s[i] > top_score[p] or covered[p] == 1:
+            top_score[p], top_value[p] = s[i], lv[i]
+        new = best[p] - max(deferred_max[p][covered[p]], top_value[p])
+        total += new - regret[p]
+        regret[p] = new
+        risks[j] = total / n_groups
+    cs = c[order]
+    last = np.nonzero(np.append(cs[1:] != cs[:-1], True))[0]
+    return RiskCoverage(thresholds=cs[last], coverage=(last + 1) / n, risk=risks[last], n=n)
 
 
 def aurc(probs, y, score: str = "maxprob", loss: Loss = "bin") -> float:

@@ -44,7 +44,8 @@ def register(sub) -> None:
                        "  workbench dataset import-study eval.parquet --kind eval-set\n"
                        "  workbench dataset import-study codezakh/gpu-forecasters-eval-set-predictions \\\n"
                        "      --kind eval-set-predictions --eval-set eval.parquet\n\n"
-                       "Stored bin labels are ignored: bins are recomputed from the speedup.")
+                       "Stored bin labels are ignored: bins are recomputed from the speedup; "
+                       "--bin-convention says which edges the disagreement count uses.")
     im.add_argument("source", metavar="NAME_OR_PATH", help="local file/directory or Hub dataset name")
     im.add_argument("--kind", required=True,
                     choices=["eval-set", "rl-training-pool", "discovery-pairs", "eval-set-predictions"],
@@ -52,6 +53,11 @@ def register(sub) -> None:
     im.add_argument("--eval-set", metavar="NAME_OR_PATH",
                     help="for --kind eval-set-predictions: the eval set to join with "
                     "(default: the Hub's codezakh/gpu-forecasters-eval-set)")
+    im.add_argument("--bin-convention", choices=["prompt-table", "study-code"],
+                    default="prompt-table",
+                    help="edges the stored labels are checked against: the table the study's "
+                    "prompts show (default; workbench/bins.py) or its code's "
+                    "floor(2 log2 S) + 4 formula")
     im.add_argument("--dry-run", action="store_true", help="map and count rows, write nothing")
     im.set_defaults(handler=_import_study)
 
@@ -102,11 +108,13 @@ def _import_study(args) -> int:
     from workbench.dataset import import_study
 
     if args.dry_run:
-        res = import_study(args.source, args.kind, None, eval_set=args.eval_set, progress=True)
+        res = import_study(args.source, args.kind, None, eval_set=args.eval_set, progress=True,
+                           bin_convention=args.bin_convention)
         print(res.summary() + " (dry run: nothing written)")
         return 0
     with Store(db_path(args)) as s:
-        res = import_study(args.source, args.kind, s, eval_set=args.eval_set, progress=True)
+        res = import_study(args.source, args.kind, s, eval_set=args.eval_set, progress=True,
+                           bin_convention=args.bin_convention)
     print(res.summary() + f"; written to {db_path(args)}")
     return 0
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from workbench.commands.common import db_path
 from workbench.errors import ConfigError
 
-FORECASTERS = ("learned", "roofline")
+FORECASTERS = ("learned", "roofline", "random", "climatology")
 
 
 def register(sub) -> None:
@@ -16,7 +16,13 @@ def register(sub) -> None:
         "accuracy, off-by-one, ECE, Brier, CRPS, NLL, AURC, Spearman, top-10%% recovery). With "
         "--split heldout-problems a learned forecaster is re-fit per fold on the other problems "
         "only. --train-gpu/--test-gpu evaluate transfer across GPUs. Writes reliability and "
-        "risk-coverage PNGs and metrics.json under --out.")
+        "risk-coverage PNGs and metrics.json under --out. The controls (random: seeded random "
+        "order, uniform probabilities; climatology: training-fold bin frequencies) are always "
+        "scored in the same run on the same folds, and the skill table gives every forecaster's "
+        "discriminative metrics (same-problem pair order at 1.25x and 1.10x, screening hit rates, "
+        "Brier/CRPS skill over climatology, sharpness, within-problem Spearman) with its "
+        "difference to random and a bootstrap CI over problems. --out also gets "
+        "forecasts.parquet, the out-of-fold forecasts of every forecaster scored.")
     p.add_argument("--forecaster", choices=FORECASTERS, default="learned")
     p.add_argument("--gpu", help="GPU key for training and testing (h100, h200, ...)")
     p.add_argument("--train-gpu", help="GPU key of the training measurements (default: --gpu)")
@@ -28,8 +34,19 @@ def register(sub) -> None:
                    help="learned forecaster: the reference's time in its features is its measured "
                    "time on the GPU (default: each scored problem's reference timed once, from its "
                    "measurements; never a candidate's time) or only the analytic estimate")
+    p.add_argument("--bin-convention", choices=("prompt-table", "study-code"),
+                   default="prompt-table",
+                   help="how measured speedups become true bins: the study prompt's table "
+                   "(default; workbench/bins.py) or its code's floor(2 log2 S) + 4")
+    p.add_argument("--predicted-bin", choices=("argmax", "stated"), default="argmax",
+                   help="the predicted bin of accuracy, ECE and AURC: the most probable bin "
+                   "(default) or the bin the forecaster stated (an LLM's predicted_bin, as the "
+                   "study scores it; the argmax where none was stated)")
+    p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
+                   help="bootstrap resamples of the problems for the CIs (default 1000)")
     p.add_argument("--source", help="read this shipped-layout directory instead of the database")
-    p.add_argument("--out", default="eval", help="directory for PNGs and metrics.json (default ./eval)")
+    p.add_argument("--out", default="eval", help="directory for PNGs, metrics.json and "
+                   "forecasts.parquet (the out-of-fold forecasts; default ./eval)")
     p.set_defaults(handler=_evaluate)
 
 
@@ -37,11 +54,14 @@ def make_forecaster(name: str, seed: int = 0, reference_time: str = "measured"):
     """A fresh forecaster by CLI name (`reference_time`: the learned forecaster's, see
     `LearnedForecaster`)."""
     from workbench.forecast import LearnedForecaster, RooflineForecaster
+    from workbench.forecast.controls import CONTROLS, make_control
 
     if name == "learned":
         return LearnedForecaster(seed=seed, reference_time=reference_time)
     if name == "roofline":
         return RooflineForecaster()
+    if name in CONTROLS:
+        return make_control(name, seed)
     raise ConfigError(f"unknown forecaster {name!r}; use one of {', '.join(FORECASTERS)}")
 
 
@@ -61,21 +81,29 @@ def _records(args):
 
 
 def _evaluate(args) -> int:
-    from workbench.evaluate import evaluate, table
+    from workbench.evaluate import table
+    from workbench.evaluate.controls import (discrimination_reports, evaluate_with_controls,
+                                             skill_table, write_forecasts)
     from workbench.evaluate.report import offset_line
 
     if not (args.gpu or (args.train_gpu and args.test_gpu) or args.test_gpu):
         raise ConfigError("name the GPU: --gpu h100, or --train-gpu h100 --test-gpu h200")
+    if args.bootstrap < 0:
+        raise ConfigError(f"--bootstrap is a number of resamples >= 0, got {args.bootstrap}")
     problems, candidates, measurements = _records(args)
-    result = evaluate(lambda: make_forecaster(args.forecaster, args.seed, args.reference_time),
-                      problems, candidates,
-                      measurements, split=args.split, folds=args.folds, seed=args.seed,
-                      gpu=args.gpu, train_gpu=args.train_gpu, test_gpu=args.test_gpu,
-                      out=args.out)
-    print(table([result]))
-    line = offset_line(result)
+    name = args.forecaster
+    results = evaluate_with_controls(
+        {name: lambda: make_forecaster(name, args.seed, args.reference_time)},
+        problems, candidates, measurements, seed=args.seed, bin_convention=args.bin_convention,
+        split=args.split, folds=args.folds, gpu=args.gpu, train_gpu=args.train_gpu,
+        test_gpu=args.test_gpu, out=args.out, predicted_bin=args.predicted_bin)
+    print(f"true bins: {args.bin_convention} convention; predicted bin: {args.predicted_bin}")
+    print(table(list(results.values())))
+    line = offset_line(results[name])
     if line:
         print(line)
-    for kind, path in result.plots.items():
+    print(skill_table(discrimination_reports(results, n_boot=args.bootstrap, seed=args.seed)))
+    for kind, path in results[name].plots.items():
         print(f"{kind}: {path}")
+    print(f"forecasts: {write_forecasts(results, Path(args.out) / 'forecasts.parquet')}")
     return 0

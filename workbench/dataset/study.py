@@ -18,7 +18,10 @@ Mapping: the "anchor" kernel of a row (the reference, or the parent for discover
 meaning "over this problem's reference". The candidate becomes a `Candidate` and the row's speedup
 a `Measurement` on the hardware named in the row. The study's stored bin labels are NOT used:
 bins are recomputed from the speedup with `workbench.bins`; disagreements are only counted
-(the study computed its labels with a different formula than the table its prompts show).
+(the study computed its labels with a different formula than the table its prompts show). The
+count is against one label convention (`bins.CONVENTIONS`): "prompt-table" (default: the table
+the study's prompts show, `bins.EDGES`) or "study-code" (floor(2 log2 S) + 4 clamped to 1..8, the
+formula its stored labels came from); the result names the convention it used.
 Dates are not in the study data, so `created_at` and `measured_at` are left empty.
 """
 from __future__ import annotations
@@ -96,6 +99,7 @@ class ImportResult:
     forecasts: list[Forecast] = field(default_factory=list)
     skipped: dict[str, int] = field(default_factory=dict)
     label_disagreements: int = 0  # imported rows whose stored label differs from the recomputed bin
+    bin_convention: str = bins.DEFAULT_CONVENTION  # the convention the bins were recomputed with
 
     def skip(self, reason: str) -> None:
         self.skipped[reason] = self.skipped.get(reason, 0) + 1
@@ -104,8 +108,8 @@ class ImportResult:
         rs = self.records
         s = (f"{self.kind}: {self.rows} rows -> {len(rs.problems)} problems, "
              f"{len(rs.candidates)} candidates, {len(rs.measurements)} measurements, "
-             f"{len(self.forecasts)} forecasts; stored bin label differed from the recomputed "
-             f"bin in {self.label_disagreements} rows")
+             f"{len(self.forecasts)} forecasts; stored bin label differed from the bin recomputed "
+             f"with the {self.bin_convention} convention in {self.label_disagreements} rows")
         if self.skipped:
             s += "; skipped: " + ", ".join(f"{n} {why}" for why, n in sorted(self.skipped.items()))
         return s
@@ -167,6 +171,12 @@ def _check_kind(kind: str) -> None:
         raise DatasetError(f"unknown study dataset kind {kind!r}; choose one of {', '.join(KINDS)}")
 
 
+def _check_convention(convention: str) -> None:
+    if convention not in bins.CONVENTIONS:
+        raise DatasetError(f"unknown bin convention {convention!r}; choose one of "
+                           f"{', '.join(bins.CONVENTIONS)}")
+
+
 def _require(rows: list[dict], columns: Iterable[str], kind: str) -> None:
     if not rows:
         return
@@ -202,7 +212,8 @@ def _speedup(value: Any) -> float | None:
     return s if math.isfinite(s) and s > 0 else None
 
 
-def import_pairs(rows: list[dict[str, Any]], kind: str, progress: bool = False
+def import_pairs(rows: list[dict[str, Any]], kind: str, progress: bool = False,
+                 bin_convention: str = bins.DEFAULT_CONVENTION
                  ) -> tuple[ImportResult, dict[str, Measurement]]:
     """Map rows of a pair kind to records; also returns row id -> measurement (for joins).
 
@@ -211,10 +222,11 @@ def import_pairs(rows: list[dict[str, Any]], kind: str, progress: bool = False
     skipped and counted; a repeated pair's row id still maps to the first measurement.
     """
     _check_kind(kind)
+    _check_convention(bin_convention)
     cols = PAIR_COLUMNS[kind]
     _require(rows, (cols.row_id, cols.group, cols.anchor, cols.candidate, cols.speedup,
                     cols.label, "hardware"), kind)
-    res = ImportResult(kind=kind, rows=len(rows))
+    res = ImportResult(kind=kind, rows=len(rows), bin_convention=bin_convention)
     problems: dict[str, Problem] = {}
     cands: dict[str, Candidate] = {}
     meas: dict[tuple[str, str], Measurement] = {}
@@ -252,7 +264,7 @@ def import_pairs(rows: list[dict[str, Any]], kind: str, progress: bool = False
         if parent_id is not None:
             parents.setdefault(parent_id, parent)
         stored = r.get(cols.label)
-        if stored is not None and int(stored) != bins.bin_number(s):
+        if stored is not None and int(stored) != bins.bin_of_convention(s, bin_convention) + 1:
             res.label_disagreements += 1
         provenance = {c: r.get(c) for c in (cols.row_id, cols.group, cols.label) + cols.extra}
         m = Measurement(candidate_id=cand.id, problem_id=prob.id, hardware_key=hw.key,
@@ -291,7 +303,8 @@ def _probabilities(value: Any) -> tuple[float, ...] | None:
 
 
 def import_predictions(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any]],
-                       progress: bool = False) -> ImportResult:
+                       progress: bool = False, bin_convention: str = bins.DEFAULT_CONVENTION
+                       ) -> ImportResult:
     """Map eval-set-predictions rows to Forecasts, joined to the eval set on comparison_id.
 
     The result also holds the eval set's records, so the forecasts' candidates exist. The
@@ -300,10 +313,12 @@ def import_predictions(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any
     that sum to zero, becomes an abstention.
     """
     _require(rows, PREDICTION_COLUMNS, "eval-set-predictions")
-    base, by_row = import_pairs(eval_rows, "eval-set", progress=False)
+    base, by_row = import_pairs(eval_rows, "eval-set", progress=False,
+                                bin_convention=bin_convention)
     res = ImportResult(kind="eval-set-predictions", rows=len(rows), records=base.records,
                        skipped={f"eval-set rows {k}": v for k, v in base.skipped.items()},
-                       label_disagreements=base.label_disagreements)
+                       label_disagreements=base.label_disagreements,
+                       bin_convention=bin_convention)
     forecasts: dict[tuple, Forecast] = {}
     for r in _progress(rows, "import eval-set-predictions", progress):
         m = by_row.get(str(r["comparison_id"]))
@@ -332,19 +347,21 @@ def import_predictions(rows: list[dict[str, Any]], eval_rows: list[dict[str, Any
 
 
 def import_study(name_or_path: str | Path, kind: str, store=None,
-                 eval_set: str | Path | None = None, progress: bool = False) -> ImportResult:
+                 eval_set: str | Path | None = None, progress: bool = False,
+                 bin_convention: str = bins.DEFAULT_CONVENTION) -> ImportResult:
     """Read a study dataset (local path or Hub name), map it, and upsert it into `store` if given.
 
     For `eval-set-predictions`, `eval_set` names the eval set to join with (local path or Hub
     name; default the Hub's `codezakh/gpu-forecasters-eval-set`).
     """
     _check_kind(kind)
+    _check_convention(bin_convention)
     rows = read_rows(name_or_path, kind)
     if kind == "eval-set-predictions":
         eval_rows = read_rows(eval_set or HUB_PREFIX + "eval-set", "eval-set")
-        res = import_predictions(rows, eval_rows, progress)
+        res = import_predictions(rows, eval_rows, progress, bin_convention)
     else:
-        res, _ = import_pairs(rows, kind, progress)
+        res, _ = import_pairs(rows, kind, progress, bin_convention)
     if store is not None:
         rs = res.records
         store.put_problems(rs.problems)

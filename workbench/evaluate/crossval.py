@@ -10,6 +10,12 @@ problem unless split="none"). `test_problems` replaces the folds by one fixed he
 trainable forecaster is fitted once on every other problem and scored on those only (a
 prospective test: problems added after the forecaster's design was fixed).
 
+True bins come from the measured speedups under one label convention (`bin_convention`,
+`workbench.bins.CONVENTIONS`; default the prompt's table) and every result names it. The
+predicted bin of accuracy, off-by-one, ECE and AURC is the argmax, or with
+predicted_bin="stated" the bin the forecaster stated (the GPU Forecasters study's rule; the
+argmax where a forecast states none).
+
 Failed candidates are not scored (the study keeps them out of the forecast task) but they do
 train a learned forecaster's p_fail.
 
@@ -29,6 +35,7 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 from sklearn.model_selection import GroupKFold
 
+from workbench import bins
 from workbench.calibration import metrics, selective
 from workbench.errors import ConfigError
 from workbench.forecast.base import Forecaster
@@ -45,9 +52,11 @@ ForecasterOrFactory = Union[Forecaster, Callable[[], Forecaster]]
 class EvaluationResult:
     """Scores of one forecaster on one (train GPU, test GPU, split) setting.
 
-    `metrics` holds METRIC_KEYS plus n (scored rows), n_problems, n_abstained and folds;
-    `per_problem_recovery` the top-10% recovery of each problem's pool; `forecasts` and
-    `true_bins` / `speedups` are aligned row by row; `plots` names the PNGs written.
+    `metrics` holds METRIC_KEYS plus n (scored rows), n_problems, n_abstained, folds and the
+    extra keys of `score`; `per_problem_recovery` the top-10% recovery of each problem's pool;
+    `forecasts`, `true_bins`, `speedups`, `parents` (each row's parent candidate id or None) and
+    `fold_of_rows` (the cross-validation fold that scored each row; -1 when not trained) are
+    aligned row by row; `plots` names the PNGs written.
     """
 
     forecaster: str
@@ -60,10 +69,24 @@ class EvaluationResult:
     true_bins: np.ndarray = field(repr=False)
     speedups: np.ndarray = field(repr=False)
     plots: dict[str, Path] = field(default_factory=dict)
+    parents: list = field(default_factory=list, repr=False)
+    fold_of_rows: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=int), repr=False)
+    bin_convention: str = bins.DEFAULT_CONVENTION
+    predicted_bin: str = "argmax"
 
     @property
     def probabilities(self) -> np.ndarray:
         return selective.probabilities(self.forecasts)
+
+    @property
+    def scores(self) -> np.ndarray:
+        """Each row's ranking score: the expected log2-speedup of its forecast, computed row by
+        row so that equal forecasts get bit-equal scores (ties stay ties)."""
+        return np.asarray([f.expected_log2_speedup for f in self.forecasts], dtype=float)
+
+    @property
+    def problems(self) -> list[str]:
+        return [f.problem_id for f in self.forecasts]
 
     def row(self) -> dict[str, Any]:
         """One table row: forecaster, GPUs, split and the metrics rounded to 3 decimals."""
@@ -77,7 +100,8 @@ class EvaluationResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"forecaster": self.forecaster, "split": self.split, "train_gpu": self.train_gpu,
-                "test_gpu": self.test_gpu, "metrics": self.metrics,
+                "test_gpu": self.test_gpu, "bin_convention": self.bin_convention,
+                "predicted_bin": self.predicted_bin, "metrics": self.metrics,
                 "per_problem_recovery": self.per_problem_recovery,
                 "plots": {k: str(v) for k, v in self.plots.items()}}
 
@@ -130,8 +154,16 @@ def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Prob
              split: str = "heldout-problems", folds: int = 5, seed: int = 0,
              gpu: str | None = None, train_gpu: str | None = None, test_gpu: str | None = None,
              out: str | Path | None = None, k: float = 0.10,
-             test_problems: Sequence[str] | None = None) -> EvaluationResult:
+             test_problems: Sequence[str] | None = None,
+             bin_convention: str = bins.DEFAULT_CONVENTION,
+             predicted_bin: str = "argmax") -> EvaluationResult:
     """Cross-validated metrics of a forecaster (see module doc); PNGs + metrics.json in `out`."""
+    if bin_convention not in bins.CONVENTIONS:
+        raise ConfigError(f"unknown bin convention {bin_convention!r}; use one of "
+                          f"{', '.join(bins.CONVENTIONS)}")
+    if predicted_bin not in metrics.PREDICTED_BIN_RULES:
+        raise ConfigError(f"unknown predicted-bin rule {predicted_bin!r}; use one of "
+                          f"{', '.join(metrics.PREDICTED_BIN_RULES)}")
     if split not in SPLITS:
         raise ConfigError(f"unknown split {split!r}; use one of {', '.join(SPLITS)}")
     if test_problems is not None and split != "heldout-problems":
@@ -156,6 +188,7 @@ def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Prob
     groups = np.asarray([p.id for p, _, _ in test_rows])
     n_groups = len(set(groups.tolist()))
     n_folds = 1
+    fold_of_rows = np.full(len(test_rows), -1, dtype=int)
     if not fittable:
         forecasts = _forecast_rows(probe, test_rows)
     elif split == "none":
@@ -171,7 +204,8 @@ def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Prob
             raise ConfigError(f"held-out-problem evaluation needs at least 2 problems, got "
                               f"{n_groups}; add problems or use split='none'")
         splitter = GroupKFold(n_splits=n_folds, shuffle=True, random_state=seed)
-        for _, te in splitter.split(np.zeros(len(groups)), groups=groups):
+        for fold, (_, te) in enumerate(splitter.split(np.zeros(len(groups)), groups=groups)):
+            fold_of_rows[te] = fold
             held_out = set(groups[te].tolist())
             fc = _make(forecaster_or_factory)
             fc.fit(problems, candidates,  # type: ignore[attr-defined]
@@ -179,13 +213,15 @@ def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Prob
             for i, f in zip(te, _forecast_rows(fc, [test_rows[i] for i in te])):
                 forecasts[i] = f
     fs: list[Forecast] = forecasts  # type: ignore[assignment]
-    y = np.asarray([m.bin for _, _, m in test_rows], dtype=int)
     speedups = np.asarray([m.speedup for _, _, m in test_rows], dtype=float)
+    y = np.asarray([bins.bin_of_convention(s, bin_convention) for s in speedups], dtype=int)
     result = EvaluationResult(
         forecaster=probe.name, split=split if fittable else "none (not trained)",
         train_gpu=train_gpu if fittable else "-", test_gpu=test_gpu,
-        metrics=score(fs, y, speedups, groups, k), per_problem_recovery={},
-        forecasts=fs, true_bins=y, speedups=speedups)
+        metrics=score(fs, y, speedups, groups, k, predicted_bin), per_problem_recovery={},
+        forecasts=fs, true_bins=y, speedups=speedups,
+        parents=[c.parent_id for _, c, _ in test_rows], fold_of_rows=fold_of_rows,
+        bin_convention=bin_convention, predicted_bin=predicted_bin)
     result.metrics["folds"] = float(n_folds)
     scores = metrics.expected_log2(result.probabilities)
     result.per_problem_recovery = {str(g): v for g, v in metrics.top_k_recovery(
@@ -197,16 +233,29 @@ def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Prob
 
 
 def score(forecasts: Sequence[Forecast], y: np.ndarray, speedups: np.ndarray,
-          groups: np.ndarray, k: float = 0.10) -> dict[str, float]:
-    """METRIC_KEYS (+ n, n_problems, n_abstained) of aligned forecasts and measurements.
+          groups: np.ndarray, k: float = 0.10, predicted_bin: str = "argmax") -> dict[str, float]:
+    """METRIC_KEYS (+ n, n_problems, n_abstained, sharpness, aurc_trapezoid, aurc_regret) of
+    aligned forecasts and measurements.
 
-    Abstentions are scored with their uniform probabilities and are never covered in AURC."""
+    The predicted bin is the argmax or, with predicted_bin="stated", each forecast's stated bin
+    where it has one (`n_stated` counts those). Risk-coverage uses the max-probability
+    confidence: `aurc` is the bin-error AURC by the step rule, `aurc_trapezoid` the same curve by
+    the trapezoid rule (no coverage-0 point), `aurc_regret` the step-rule area under the regret
+    curve (`selective.regret_curve`, octaves). Abstentions are scored with their uniform
+    probabilities and are never covered in AURC."""
     probs = selective.probabilities(forecasts)
-    out = metrics.summary(probs, y, speedups, groups.tolist(), k)
+    stated = [f.stated_bin for f in forecasts] if predicted_bin == "stated" else None
+    pred = metrics.predicted_bins(probs, stated)
+    out = metrics.summary(probs, y, speedups, groups.tolist(), k, predicted=pred)
     conf = selective.forecast_confidences(forecasts, "maxprob")
-    out["aurc"] = selective.risk_coverage(conf, selective.losses(probs, y)).aurc
+    curve = selective.risk_coverage(conf, (pred != np.asarray(y)).astype(float))
+    out["aurc"] = curve.aurc
+    out["aurc_trapezoid"] = curve.aurc_trapezoid
+    out["aurc_regret"] = selective.regret_curve(conf, metrics.expected_log2(probs), speedups,
+                                                groups.tolist()).aurc
     out["n_problems"] = float(len(set(groups.tolist())))
     out["n_abstained"] = float(sum(f.abstained for f in forecasts))
+    out["n_stated"] = float(sum(f.stated_bin is not None for f in forecasts))
     return out
 
 

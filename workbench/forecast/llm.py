@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 from workbench.errors import ConfigError
 from workbench.forecast.base import Forecaster
 from workbench.forecast.cache import ForecastCache
-from workbench.forecast.parsing import (FORCE_TOOL_CHOICE, SUBMIT_FORECAST_TOOL, TOOL_NAME,
-                                        ParsedAnswer, parse_answer)
+from workbench.forecast.parsing import (FORCE_TOOL_CHOICE, STUDY_TOOL_NAME, SUBMIT_FORECAST_TOOL,
+                                        TOOL_NAME, ParsedAnswer, parse_answer)
 from workbench.forecast.prompts import (DEFAULT_MAX_SOURCE_CHARS, RELATIVE_TO, PromptSet,
                                         prompt_hash)
 from workbench.records import Candidate, Forecast, Hardware, Problem
@@ -158,7 +158,8 @@ class LLMForecaster(PromptedForecaster):
             else:
                 self.tools_supported = True
                 results.append(r)
-                args = next((c.arguments for c in r.tool_calls if c.name == TOOL_NAME), None)
+                args = next((c.arguments for c in r.tool_calls
+                             if c.name in (TOOL_NAME, STUDY_TOOL_NAME)), None)
                 if args is None and r.tool_calls:  # misnamed tool: still try its arguments
                     args = r.tool_calls[0].arguments
                 if args is not None or r.text.strip():

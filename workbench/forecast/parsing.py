@@ -4,15 +4,25 @@ Two kinds of answer:
 
 - structured: the arguments of the forced `submit_forecast` tool call (or a JSON answer
   produced under `response_format`), an object with `probabilities` (an object keyed by
-  bin number 1..8, or a list of 8 numbers), `predicted_bin` and `reasoning`;
+  bin number 1..8 or bin name, or a list of 8 numbers), `predicted_bin` and `reasoning`.
+  The GPU Forecasters study's answer format is read too: flat fields, one probability per
+  named bin (`p_severe_slowdown` ... `p_extreme_speedup`, `STUDY_BIN_NAMES`, with or without
+  the `p_` prefix), a stated `predicted_bin` (1..8 or a bin name) and `reasoning`, as the
+  arguments of its `submit_kernel_runtime_estimate` tool call or as plain JSON. A whole tool
+  call object ({"name", "arguments"}, or {"function": {...}}) is unwrapped;
 - free text: the fallback parser looks for, in order, a JSON object anywhere in the text,
   a bracketed list of 8 numbers, and "bin 5: 0.3" / "5: 30%" style entries.
 
-Probabilities may be fractions or percentages; they are renormalised to sum to 1 and the
-sum as given (in fraction units) is kept as `raw_sum`, a health signal. A bin an object
-leaves out counts as 0. Anything unusable (no numbers, wrong count, a negative or
-non-finite value, all zeros) gives an abstention that carries the reason. The functions
-here never raise on any input.
+Units, the same rule on every path: a value written with "%" is a percentage; an answer that
+marks some non-zero values with "%" and not others is refused. Unmarked values are fractions
+when none exceeds 1, and percentages when some does and they sum to 50..150; other unmarked
+values above 1 are not probabilities and are refused. Probabilities are renormalised to sum to
+1 and the sum as given (in fraction units) is kept as `raw_sum`, a health signal. A bin an
+object leaves out counts as 0. Entries of free text ("4: 0.3") that do not say "bin" must
+look like probabilities (a fraction up to 1 or a percentage) and may not carry a unit (ms,
+threads, x, ...), so prose with numbers in it is not read as a forecast. Anything unusable (no
+numbers, wrong count, a negative or non-finite value, a non-finite or zero sum, mixed units)
+gives an abstention that carries the reason. The functions here never raise on any input.
 """
 from __future__ import annotations
 
@@ -26,6 +36,13 @@ from workbench import bins
 from workbench.records import Forecast, ParseStatus
 
 TOOL_NAME = "submit_forecast"
+#: The tool the GPU Forecasters study's models call; its arguments are read as well.
+STUDY_TOOL_NAME = "submit_kernel_runtime_estimate"
+#: The study's names of bins 1..8 (index 0..7), as its flat answer fields use them (`p_<name>`).
+STUDY_BIN_NAMES: tuple[str, ...] = (
+    "severe_slowdown", "significant_slowdown", "moderate_slowdown", "minor_slowdown",
+    "minor_speedup", "significant_speedup", "high_speedup", "extreme_speedup")
+_NAME_INDEX = {n: i for i, n in enumerate(STUDY_BIN_NAMES)}
 
 #: JSON schema of a structured answer. Probabilities come first so a truncated answer
 #: (max_tokens reached inside the reasoning) still holds them.
@@ -101,7 +118,7 @@ class ParsedAnswer:
         return Forecast(forecaster=forecaster, candidate_id=candidate_id, problem_id=problem_id,
                         hardware_key=hardware_key, probabilities=self.probabilities,
                         relative_to=relative_to, reasoning=self.reasoning, raw_sum=self.raw_sum,
-                        parse_status=self.status, **cost)
+                        parse_status=self.status, stated_bin=self.stated_bin, **cost)
 
 
 def _fail(reason: str) -> ParsedAnswer:
@@ -136,16 +153,29 @@ def _number(v: Any) -> tuple[float, bool]:
 
 
 def _normalise(values: list[tuple[float, bool]]) -> tuple[tuple[float, ...], float, tuple[str, ...]]:
-    """Fractions summing to 1, the raw sum in fraction units, notes. Raises _Bad."""
+    """Fractions summing to 1, the raw sum in fraction units, notes (units: module doc).
+    Raises _Bad."""
     notes: list[str] = []
     xs = [x for x, _ in values]
-    any_pct = any(p for _, p in values)
-    total = sum(xs)
-    if any_pct or (max(xs) > 1.0 and _PERCENT_SUM_RANGE[0] <= total <= _PERCENT_SUM_RANGE[1]):
+    marked = [p for x, p in values if x != 0]
+    total = sum(xs)  # not fsum: it raises on an overflowing sum instead of returning inf
+    if not math.isfinite(total):
+        raise _Bad("the probabilities sum to a non-finite value")
+    if any(marked) and not all(marked):
+        raise _Bad("some probabilities are percentages and some are not")
+    if any(marked):
+        percent = True
+    elif max(xs) > 1.0:
+        if not _PERCENT_SUM_RANGE[0] <= total <= _PERCENT_SUM_RANGE[1]:
+            raise _Bad(f"values above 1 that sum to {total:.4g}, not about 100: not probabilities")
+        percent = True
+    else:
+        percent = False
+    if percent:
         xs = [x / 100.0 for x in xs]
-        total /= 100.0
+        total = sum(xs)
         notes.append("read as percentages")
-    if total <= 0:
+    if not total > 0:
         raise _Bad("all probabilities are zero")
     if abs(total - 1.0) > 0.05:
         notes.append(f"probabilities summed to {total:.3g}; renormalised")
@@ -155,8 +185,15 @@ def _normalise(values: list[tuple[float, bool]]) -> tuple[tuple[float, ...], flo
 _BIN_KEY = re.compile(r"^\s*(?:bin[\s_#-]*)?([0-9]+)\s*$", re.IGNORECASE)
 
 
+def _name_index(v: str) -> int | None:
+    """Bin index 0..7 of a study bin name ("minor_speedup", "p_minor_speedup", "Minor speedup")."""
+    key = re.sub(r"[\s-]+", "_", v.strip().lower())
+    return _NAME_INDEX.get(key[2:] if key.startswith("p_") else key)
+
+
 def _bin_index(v: Any) -> int | None:
-    """Bin index 0..7 from a stated bin (5, "5", "bin 5"); None if not a valid bin."""
+    """Bin index 0..7 from a stated bin (5, "5", "bin 5", "minor_speedup"); None if not a
+    valid bin."""
     if isinstance(v, bool):
         return None
     if isinstance(v, float) and v.is_integer():
@@ -168,6 +205,7 @@ def _bin_index(v: Any) -> int | None:
         if m:
             n = int(m.group(1))
             return n - 1 if 1 <= n <= bins.N_BINS else None
+        return _name_index(v)
     return None
 
 
@@ -205,9 +243,13 @@ def _from_object(obj: Any) -> ParsedAnswer:
             probs = lower[key]
             break
     if probs is None:
-        # An object keyed directly by bins: {"1": 0.1, ..., "8": 0.0}
+        # Flat fields keyed by bins: {"1": 0.1, ..., "8": 0.0} or the study's
+        # {"p_severe_slowdown": 0.01, ..., "p_extreme_speedup": 0.05}
         bin_keys = {k: v for k, v in obj.items() if _bin_index(k) is not None}
         if not bin_keys:
+            call = _tool_call_arguments(lower)
+            if call is not None:
+                return _from_object(call)
             raise _Bad("no 'probabilities' field")
         probs = bin_keys
     values = _probabilities(probs)
@@ -228,6 +270,19 @@ def _from_object(obj: Any) -> ParsedAnswer:
                         reasoning=reasoning.strip()[:MAX_REASONING_CHARS], notes=tuple(notes))
 
 
+def _tool_call_arguments(lower: Mapping[str, Any]) -> Any:
+    """The decoded arguments of a whole tool-call object ({"name", "arguments"} or
+    {"function": {"name", "arguments"}}), or None when `lower` is not one."""
+    call = lower.get("function") if isinstance(lower.get("function"), Mapping) else lower
+    args = call.get("arguments") if isinstance(call, Mapping) else None
+    if isinstance(args, (str, bytes)):
+        try:
+            return json.loads(args)
+        except (ValueError, RecursionError):
+            raise _Bad("the tool call's arguments are not valid JSON") from None
+    return args if isinstance(args, Mapping) else None
+
+
 def parse_structured(answer: str | Mapping[str, Any]) -> ParsedAnswer:
     """Parse the tool-call arguments (a JSON string or a decoded object). Never raises."""
     try:
@@ -246,9 +301,12 @@ def parse_structured(answer: str | Mapping[str, Any]) -> ParsedAnswer:
 _NUM = r"-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?|-?\.\d+|nan|NaN|inf"
 # "bin 5: 0.3", "Bin #5 = 30%", "\"5\": 0.3", "5: 0.3". The number must not be the start of
 # a bin label ("3: 0.5-0.71x", "6: 1.41-2x"), so it may not be followed by "x" or "-digit".
+# A number followed by a unit is a measurement, not a probability.
+_UNIT = (r"(?!\s*(?:[mun\u00b5]?s|secs?|seconds?|[kmgt]i?b|[gtp]?flops|threads?|blocks?|warps?"
+         r"|bytes?|times|elements?|cycles?|regs?|registers?)\b)")
 _ENTRY = re.compile(
-    r"(?<![\w.])\"?(?:bin[\s_#]*)?([1-8])\"?(?:\s*\([^)\n]*\))?\s*[:=]\s*\"?"
-    r"(" + _NUM + r")\s*(%)?\"?(?![\d.]|\s*x\b|x|\s*-\s*\d)",
+    r"(?<![\w.])\"?(bin[\s_#]*)?([1-8])\"?(?:\s*\([^)\n]*\))?\s*[:=]\s*\"?"
+    r"(" + _NUM + r")" + _UNIT + r"\s*(%)?\"?(?![\d.]|\s*x\b|x|\s*-\s*\d)",
     re.IGNORECASE)
 _LIST = re.compile(r"\[([^\[\]]*)\]")
 _PREDICTED = re.compile(r"predicted[\s_]*bin\"?\s*(?:is|[:=])?\s*\"?(?:bin\s*)?(\d+)", re.IGNORECASE)
@@ -307,10 +365,14 @@ def _parse_text(text: str) -> ParsedAnswer:
         return ParsedAnswer(status=ParseStatus.FALLBACK, probabilities=p, raw_sum=raw,
                             stated_bin=_stated_from_text(text), reasoning=_reasoning_of(text),
                             notes=notes + ("from a list of 8 numbers",))
-    # 3. "bin N: p" entries; the last mention of a bin wins, unmentioned bins count as 0
+    # 3. "bin N: p" entries; the last mention of a bin wins, unmentioned bins count as 0. An
+    # entry without "bin" counts only when its value looks like a probability.
     found: dict[int, tuple[str, bool]] = {}
     for m in _ENTRY.finditer(text):
-        found[int(m.group(1)) - 1] = (m.group(2), bool(m.group(3)))
+        said_bin, pct = bool(m.group(1)), bool(m.group(4))
+        if not (said_bin or pct or _at_most_one(m.group(3))):
+            continue
+        found[int(m.group(2)) - 1] = (m.group(3), pct)
     if len(found) >= 2:
         try:
             values = [(0.0, False)] * bins.N_BINS
@@ -328,6 +390,13 @@ def _parse_text(text: str) -> ParsedAnswer:
     if reasons:
         return _fail("; ".join(dict.fromkeys(reasons)))
     return _fail("no probabilities found in the text")
+
+
+def _at_most_one(num: str) -> bool:
+    try:
+        return float(num) <= 1.0
+    except ValueError:
+        return False
 
 
 def _as_fallback(got: ParsedAnswer, how: str) -> ParsedAnswer:
