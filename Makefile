@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 5006
 
-.PHONY: run test install browser clean
+.PHONY: run test install browser clean results
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -32,6 +32,10 @@ run: $(STAMP)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
+
+# docs/results.md from benchmarks/results/*.json (tests/test_results_page.py checks it is current).
+results: $(STAMP)
+	$(BIN)/python benchmarks/results_page.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -21,7 +21,7 @@ forecasts of every forecaster are written as Parquet. Then it writes
 benchmarks/results/forecast-<gpu>.json (with a fixed --ideal-offset SHARE, an ablation:
 forecast-offset-<SHARE>-<gpu>.json, "benchmark": "forecast-offset-<SHARE>"). The learned
 forecaster reads the reference's measured time on the GPU (reference_time="measured", the
-default since 2026-11-26: each held-out problem's reference timed once, from its measurements,
+default: each held-out problem's reference timed once, from its measurements,
 never a candidate's time; which features it enters is chosen inside each fit); with
 --reference-time estimate it reads only the analytic estimate and every results name gets
 "-estimate-reference", e.g. forecast-estimate-reference-<gpu>.json:

@@ -56,9 +56,9 @@ children, and the learned forecaster fitted on the shipped H100 rows of the othe
         --problems L1/09_mean_cols,L1/22_maxpool2d,L2/02_linear_bias_gelu_bf16 --seeds 1 \
         --parallel 12 --budget-s 200 --deadline-s 470 --out DIR
 
-(the settings of the committed live runs, one of their calls; at about 0.75 measurements per
-second, 12 budget-16 runs fit a 10-minute call; `--methods` and `--seed-offset` complete what a
-time-guarded call skipped).
+(the settings of the committed live runs, one of their calls; size `--parallel` and
+`--deadline-s` so the runs fit the call's time limit; `--methods` and `--seed-offset` complete
+what a time-guarded call skipped).
 
 `--parallel N` searches up to N runs at once, started in plan order (one thread, Store and
 forecaster copy each, the executor shared; each problem's forecaster is fitted once), so several
@@ -142,7 +142,7 @@ def learned_factory(records, held_out: str):
 
     ms = [m for m in records.measurements if m.problem_id != held_out]
     # The committed search results were run with the estimated reference time (the default
-    # until 2026-11-26); kept so they reproduce. Not re-run with the measured one.
+    # before the measured one); kept so they reproduce. Not re-run with the measured one.
     return LearnedForecaster(reference_time="estimate").fit(records.problems, records.candidates, ms)
 
 
