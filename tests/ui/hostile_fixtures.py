@@ -1,7 +1,9 @@
 """A store whose candidate, measurement and forecast texts carry script payloads, the way a
 hostile candidate or model answer would write them (source, origin, failure reason, log,
-reasoning), for the app's escaping tests."""
+reasoning), for the app's escaping tests. Test modules import `hostile_store` (a fixture) from here."""
 from __future__ import annotations
+
+import pytest
 
 #: Runs script if a page ever inserts it as HTML; a Markdown image fetches an outside URL.
 PAYLOAD = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=2</script>'
@@ -29,3 +31,9 @@ def make_hostile_store(path):
         forecaster="llm", candidate_id=HOSTILE_ID, problem_id=problem.id, hardware_key="h100",
         probabilities=(0.125,) * 8, reasoning=f"I think {PAYLOAD} {OUTSIDE_IMAGE}")])
     return store
+
+
+@pytest.fixture
+def hostile_store(tmp_path):
+    """A store whose candidate texts carry script payloads (import this fixture into a test module)."""
+    return make_hostile_store(tmp_path / "hostile.sqlite")

@@ -8,6 +8,7 @@ from urllib.parse import urlparse
 
 import panel as pn
 import pytest
+from hostile_fixtures import hostile_store  # noqa: F401 (fixture)
 
 from workbench.ui import serving
 from workbench.ui.serving import Listener, exposure_refusal, is_loopback, launch_refusal, listeners

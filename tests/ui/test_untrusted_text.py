@@ -6,7 +6,7 @@ import html
 
 import panel as pn
 
-from hostile_fixtures import HOSTILE_ID, OUTSIDE_IMAGE, PAYLOAD
+from hostile_fixtures import HOSTILE_ID, OUTSIDE_IMAGE, PAYLOAD, hostile_store  # noqa: F401 (fixture)
 from workbench.errors import WorkbenchError
 from workbench.records import Forecast, Measurement, Status
 from workbench.ui.calibration_page import CalibrationPage
