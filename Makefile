@@ -28,7 +28,8 @@ browser:
 	  || echo "chromium not installed: browser tests will be skipped" )
 
 # Serves on $(HOST) (127.0.0.1); any other address is refused unless ALLOW_REMOTE=1 (no login!) or
-# a login is passed to panel: make run HOST=0.0.0.0 PANEL_ARGS="--basic-auth users.json --cookie-secret S"
+# a login is passed to panel:
+#   make run HOST=0.0.0.0 PANEL_ARGS="--basic-auth users.json --cookie-secret S --allow-websocket-origin=HOSTNAME:5006"
 run: $(STAMP)
 	$(BIN)/python -m workbench.ui.serving --address $(HOST) --port $(PORT) $(if $(ALLOW_REMOTE),--allow-remote) -- $(PANEL_ARGS)
 

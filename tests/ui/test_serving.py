@@ -58,7 +58,11 @@ def test_launcher_starts_panel_on_loopback(monkeypatch):
     (argv, env), = calls
     assert argv[1:3] == ["serve", str(serving.__file__).replace("ui/serving.py", "app.py")]
     assert argv[argv.index("--address") + 1] == "127.0.0.1" and argv[-2:] == ["--num-procs", "1"]
-    assert serving.ALLOW_REMOTE_ENV not in env
+    assert serving.ALLOW_REMOTE_ENV not in env and "--allow-websocket-origin=127.0.0.1:5099" in argv
+    serving.main(["--address", "0.0.0.0", "--allow-remote", "--", "--allow-websocket-origin=gpu-box:5006"])
+    argv, env = calls[-1]
+    assert [a for a in argv if "websocket-origin" in a] == ["--allow-websocket-origin=gpu-box:5006"]
+    assert env[serving.ALLOW_REMOTE_ENV] == "1"  # the app then shows itself on every interface
 
 
 def _get(port: int) -> str:

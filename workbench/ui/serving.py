@@ -164,8 +164,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"workbench: {why}", file=sys.stderr)
         return 2
     app = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "app.py")
-    cmd = ["panel", "serve", app, "--address", args.address, "--port", str(args.port),
-           f"--allow-websocket-origin={args.address}:{args.port}", *extra]
+    cmd = ["panel", "serve", app, "--address", args.address, "--port", str(args.port)]
+    if args.address not in ("0.0.0.0", "::") and not any(
+            a.split("=", 1)[0] == "--allow-websocket-origin" for a in extra):
+        cmd.append(f"--allow-websocket-origin={args.address}:{args.port}")  # the URL a browser uses
+    cmd += extra
     env = dict(os.environ, **({ALLOW_REMOTE_ENV: "1"} if allow else {}))
     print("workbench:", shlex.join(cmd), file=sys.stderr)
     panel = os.path.join(os.path.dirname(sys.executable), "panel")
