@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed
 HOST ?= 127.0.0.1
 PORT ?= 5006
 
-.PHONY: run test install browser clean results
+.PHONY: run test install browser screenshots clean results
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -27,8 +27,11 @@ browser:
 	@command -v chromium >/dev/null 2>&1 || ( (apt-get update -qq && apt-get install -y -qq chromium) >/dev/null 2>&1 \
 	  || echo "chromium not installed: browser tests will be skipped" )
 
+# Serves on $(HOST) (127.0.0.1); any other address is refused unless ALLOW_REMOTE=1 (no login!) or
+# a login is passed to panel:
+#   make run HOST=0.0.0.0 PANEL_ARGS="--basic-auth users.json --cookie-secret S --allow-websocket-origin=HOSTNAME:5006"
 run: $(STAMP)
-	$(BIN)/panel serve workbench/app.py --address $(HOST) --port $(PORT) --allow-websocket-origin=$(HOST):$(PORT)
+	$(BIN)/python -m workbench.ui.serving --address $(HOST) --port $(PORT) $(if $(ALLOW_REMOTE),--allow-remote) -- $(PANEL_ARGS)
 
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q
@@ -36,6 +39,11 @@ test: $(STAMP) browser
 # docs/results.md from benchmarks/results/*.json (tests/test_results_page.py checks it is current).
 results: $(STAMP)
 	$(BIN)/python benchmarks/results_page.py
+
+# Regenerates the README screenshots (benchmarks/results/screenshots/) from the browser tests;
+# an ordinary test run writes its screenshots to a temporary directory only.
+screenshots: $(STAMP) browser
+	WORKBENCH_SCREENSHOTS_DIR=benchmarks/results/screenshots $(BIN)/python -m pytest -q tests/ui/test_browser.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

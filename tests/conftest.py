@@ -202,3 +202,7 @@ def llm_server(smollm2_path, tmp_path_factory) -> Iterator[LLMServer]:
             proc.kill()
             proc.wait()
         log.close()
+
+
+# Tests write only to temporary directories: a session that changes the checkout fails.
+from checkout_guard import pytest_sessionfinish, pytest_sessionstart  # noqa: E402,F401

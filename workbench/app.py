@@ -5,18 +5,24 @@ Data store + views + one background runner per server process (kept in `pn.state
 start with no measurements it loads the real measurements shipped in kernels_cache/shipped/.
 With no GPU, searches replay those measurements and the page says REPLAY.
 
-Login: set WORKBENCH_AUTH=1 to make the app refuse to render unless Panel's built-in auth is
-in effect, and serve it with a password, e.g.
+Who can reach it (`workbench.ui.serving`): the app has no login of its own, so it shows only a
+refusal when its server listens beyond loopback (an `--address` other than 127.0.0.1, or none:
+every interface) without a login, unless WORKBENCH_ALLOW_REMOTE=1. To serve it to others, give it
+a password, e.g.
 
-    WORKBENCH_AUTH=1 panel serve workbench/app.py --basic-auth <password or users.json> \\
+    panel serve workbench/app.py --basic-auth <password or users.json> \\
         --cookie-secret <random string> --address 0.0.0.0 --allow-websocket-origin <host>:5006
 
 (Panel's `--basic-auth` takes one shared password or a JSON file of user -> password.)
-Without WORKBENCH_AUTH the app has no login: keep it on 127.0.0.1.
+WORKBENCH_AUTH=1 makes the app refuse to render unless its server asks for a login.
+
+Every text a candidate or a model wrote is shown escaped (`workbench.ui.safe`), and the page
+loads nothing from outside this server (`OfflineFast`: no web font).
 """
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import panel as pn
@@ -25,11 +31,14 @@ from workbench.ui.calibration_page import CalibrationPage, hardware_keys
 from workbench.ui.dataset_view import DatasetView
 from workbench.ui.inspector import CandidateInspector
 from workbench.ui.runner import shared
+from workbench.ui.safe import code, esc
 from workbench.ui.search_view import SearchView
+from workbench.ui.serving import OfflineFast, exposure_refusal
 
 pn.extension("tabulator")
 
 TABS = ("Search", "Calibration", "Dataset", "Inspector")
+TITLE = "GPU Forecasters Workbench"
 POLL_MS = 700
 
 
@@ -61,26 +70,33 @@ def gpu_available() -> bool:
 
 
 def banner_text(store) -> str:
-    """REPLAY banner when there is no GPU, naming the GPU types whose measurements are replayed.
-    No banner when live searches measure on a Ray cluster's GPUs ($WORKBENCH_EXECUTOR=ray)."""
+    """REPLAY banner (HTML, GPU keys escaped) when there is no GPU, naming the GPU types whose
+    measurements are replayed. No banner when live searches measure on a Ray cluster's GPUs
+    ($WORKBENCH_EXECUTOR=ray)."""
     from workbench.commands.common import executor_from_env
 
     if gpu_available() or executor_from_env()[0] == "ray":
         return ""
     keys = hardware_keys(store)
     if not keys:
-        return ("**REPLAY MODE** — no GPU here and no recorded measurements: load shipped data "
-                "(`workbench dataset load-shipped`).")
-    return ("**REPLAY MODE** — no GPU here: searches are answered from real measurements recorded on "
-            + ", ".join(k.upper() for k in keys) + " GPUs, shipped in kernels_cache/.")
+        return ("<p><b>REPLAY MODE</b> — no GPU here and no recorded measurements: load shipped data "
+                f"({code('workbench dataset load-shipped')}).</p>")
+    return ("<p><b>REPLAY MODE</b> — no GPU here: searches are answered from real measurements recorded on "
+            + ", ".join(esc(k.upper()) for k in keys) + " GPUs, shipped in kernels_cache/.</p>")
+
+
+def page(main: list) -> pn.template.BaseTemplate:
+    """The page template, with every resource served by this server (no web font from outside)."""
+    return pn.template.FastListTemplate(title=TITLE, main=main, design=OfflineFast)
 
 
 def build(store=None) -> pn.template.BaseTemplate:
-    """One browser session's page over the process-wide store and runner."""
-    if os.environ.get("WORKBENCH_AUTH") and not pn.state.user:
-        return pn.template.FastListTemplate(title="GPU Forecasters Workbench", main=[pn.pane.Markdown(
-            "**Login required.** WORKBENCH_AUTH is set but no login is in effect: serve the app with "
-            "`panel serve workbench/app.py --basic-auth ... --cookie-secret ...` (see workbench/app.py).")])
+    """One browser session's page over the process-wide store and runner; only a refusal (no
+    data) when the server is reachable from other machines without a login (see module doc)."""
+    refusal = exposure_refusal()
+    if refusal:
+        print(f"workbench: refusing to show the app: {refusal}", file=sys.stderr)
+        return page([pn.pane.HTML(f"<p><b>Not served.</b> {esc(refusal)}</p>", css_classes=["wb-refusal"])])
     store = store or open_store()
     sh = shared(store)
     search = SearchView(store, sh["runner"])
@@ -104,9 +120,7 @@ def build(store=None) -> pn.template.BaseTemplate:
         calib.refresh()
 
     pn.state.add_periodic_callback(poll, period=POLL_MS)
-    return pn.template.FastListTemplate(
-        title="GPU Forecasters Workbench",
-        main=[pn.pane.Markdown(banner_text(store), css_classes=["wb-banner"]), tabs])
+    return page([pn.pane.HTML(banner_text(store), css_classes=["wb-banner"]), tabs])
 
 
 if __name__.startswith("bokeh") or __name__ == "__main__":

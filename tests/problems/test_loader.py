@@ -92,3 +92,57 @@ def test_cli_help_explains_commands(capsys):
         main(["--help"])
     out = capsys.readouterr().out
     assert "problems" in out and "db" in out
+
+
+#: A problem file saved in Latin-1 (the "é" is byte 0xe9, not UTF-8).
+LATIN1 = ("# r\u00e9sum\u00e9 of the problem\n" + GOOD).encode("latin-1")
+
+
+def _counted(flops: str, bytes_moved: str = "return 8.0") -> str:
+    return GOOD + f"\ndef flops():\n    {flops}\n\ndef bytes_moved():\n    {bytes_moved}\n"
+
+
+@pytest.fixture
+def hostile_dir(tmp_path):
+    """One good file among files that break the smaller rules: encoding, raising and bad counts."""
+    d = tmp_path / "level1"
+    d.mkdir()
+    (d / "1_Good.py").write_text(_counted("return 4.0"))
+    (d / "2_Latin1.py").write_bytes(LATIN1)
+    (d / "3_FlopsRaises.py").write_text(_counted("raise ZeroDivisionError('no size')"))
+    (d / "4_BytesRaises.py").write_text(_counted("return 1.0", "raise KeyError('dtype')"))
+    (d / "5_NanFlops.py").write_text(_counted("return float('nan')"))
+    (d / "6_InfBytes.py").write_text(_counted("return 1.0", "return float('inf')"))
+    (d / "7_Negative.py").write_text(_counted("return -5"))
+    (d / "8_Text.py").write_text(_counted("return '1e9'"))
+    return tmp_path
+
+
+def test_import_reports_each_bad_file_by_name_and_goes_on(hostile_dir, tmp_path, capsys):
+    problems, errors = load_dir(hostile_dir)
+    assert [p.id for p in problems] == ["L1/1_Good"]
+    assert problems[0].flops == 4.0 and problems[0].bytes_moved == 8.0
+    bad = sorted(f.name for f in (hostile_dir / "level1").iterdir() if f.name != "1_Good.py")
+    assert sorted(name for e in errors for name in bad if name in str(e)) == bad  # one error per file
+    text = "\n".join(map(str, errors))
+    assert len(errors) == 7, text
+    assert "2_Latin1.py is not UTF-8 text (byte 0xe9 at offset 3, line 1); save it as UTF-8" in text
+    assert "3_FlopsRaises.py: flops() raised ZeroDivisionError: no size" in text
+    assert "4_BytesRaises.py: bytes_moved() raised KeyError: 'dtype'" in text
+    assert "5_NanFlops.py: flops() returned nan; a count must be a finite number >= 0" in text
+    assert "6_InfBytes.py: bytes_moved() returned inf" in text
+    assert "7_Negative.py: flops() returned -5.0" in text
+    assert "8_Text.py: flops() returned '1e9' (str); it must return a number" in text
+    db = tmp_path / "db.sqlite"
+    assert main(["--db", str(db), "problems", "import", str(hostile_dir)]) == 0
+    cap = capsys.readouterr()
+    assert "imported 1 problems" in cap.out and "7 file(s) skipped" in cap.out
+    assert cap.err.count("skipped: ") == 7 and "2_Latin1.py is not UTF-8" in cap.err
+
+
+def test_a_bad_file_alone_is_a_clear_error(hostile_dir):
+    with pytest.raises(ProblemFileError, match=r"2_Latin1\.py is not UTF-8"):
+        load_file(hostile_dir / "level1" / "2_Latin1.py")
+    with pytest.raises(ProblemFileError, match=r"5_NanFlops\.py: flops\(\) returned nan"):
+        load_file(hostile_dir / "level1" / "5_NanFlops.py")
+    assert load_file(hostile_dir / "level1" / "5_NanFlops.py", with_counts=False).flops == 0.0

@@ -70,6 +70,22 @@ def test_upserts_are_idempotent_and_replace(store):
     assert [m.speedup for m in store.measurements()] == [3.0]
 
 
+def test_a_later_candidate_with_the_same_id_never_replaces_the_stored_source(store, tmp_path):
+    first = _cand("x = 1\n")
+    same_id = _cand("x = 1  # import os; os.system('...')\n")  # differs only in a comment
+    forged = Candidate(id=first.id, problem_id="L1/00_p", source="x = 666\n", origin="llm:forged")
+    assert same_id.id == first.id and same_id.source != first.source
+    store.put_candidate(first)
+    store.put_candidates([same_id, forged])
+    assert store.get_candidate(first.id) == first and store.candidates() == [first]
+    # Importing an export that carries another source under the id keeps the stored one too.
+    other = Store(tmp_path / "other.sqlite")
+    other.put_candidate(forged)
+    other.export_parquet(tmp_path / "export")
+    store.import_parquet(tmp_path / "export")
+    assert store.get_candidate(first.id).source == "x = 1\n"
+
+
 def test_events_are_ordered_per_search_and_version_moves(store):
     v0 = store.version()
     a = store.create_search({"problem": "L1/00_p", "budget": 8})

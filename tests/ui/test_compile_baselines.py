@@ -10,7 +10,7 @@ from workbench.dataset import DEFAULT_SHIPPED_DIR, CompileBaseline, load_compile
 from workbench.records import Candidate, Measurement, Problem, Status
 from workbench.store import Store
 from workbench.ui.dataset_view import DatasetView, measurements_frame
-from workbench.ui.inspector import CandidateInspector, measurement_markdown
+from workbench.ui.inspector import CandidateInspector, measurement_html
 
 
 def _measurement(c: Candidate, gpu: str, speedup: float | None, status=Status.OK) -> Measurement:
@@ -59,41 +59,41 @@ def store(tmp_path, candidates):
 
 
 def test_markdown_shows_the_speedup_over_torch_compile(candidates):
-    text = measurement_markdown(_measurement(candidates[1], "h100", 2.5), baselines=BASELINES)
-    lines = text.split("  \n")
-    assert lines[1].startswith("**speedup** 2.500x")
-    assert lines[2] == ("**over torch.compile** 2.000x (torch.compile: 1.250x over eager, "
+    text = measurement_html(_measurement(candidates[1], "h100", 2.5), baselines=BASELINES)
+    lines = text.split("<br>")
+    assert lines[1].startswith("<b>speedup</b> 2.500x")
+    assert lines[2] == ("<b>over torch.compile</b> 2.000x (torch.compile: 1.250x over eager, "
                         "0.1600 ms compiled, mode max-autotune-no-cudagraphs)")
-    assert lines[-1] == "**measured at** 2026-11-01T10:00:00Z"  # the rest unchanged
+    assert lines[-1] == "<b>measured at</b> 2026-11-01T10:00:00Z"  # the rest unchanged
 
 
 def test_markdown_says_when_no_baseline_was_measured(candidates):
     for m in (_measurement(candidates[0], "h200", 1.4), _measurement(candidates[2], "h100", 0.8)):
-        text = measurement_markdown(m, baselines=BASELINES)
-        assert (f"**over torch.compile** no torch.compile baseline was measured for "
+        text = measurement_html(m, baselines=BASELINES)
+        assert (f"<b>over torch.compile</b> no torch.compile baseline was measured for "
                 f"{m.problem_id} on {m.hardware_key}") in text
         assert "over eager" not in text
 
 
 def test_markdown_of_failures_and_unmeasured_has_no_compile_line(candidates):
-    failed = measurement_markdown(_measurement(candidates[1], "h100", None, Status.INCORRECT), BASELINES)
-    assert "torch.compile" not in failed and "**reason** wrong output" in failed
-    assert measurement_markdown(None, BASELINES) == "**not measured** (trusted forecast or still queued)"
+    failed = measurement_html(_measurement(candidates[1], "h100", None, Status.INCORRECT), BASELINES)
+    assert "torch.compile" not in failed and "<b>reason</b> <span class='wb-reason'>wrong output</span>" in failed
+    assert measurement_html(None, BASELINES) == "<b>not measured</b> (trusted forecast or still queued)"
 
 
 @pytest.mark.skipif(not (DEFAULT_SHIPPED_DIR / "compile-h100.jsonl").exists(),
                     reason="shipped torch.compile baselines missing")
 def test_markdown_defaults_to_the_shipped_baselines(candidates):
     shipped = load_compile_baselines()[(SOFTMAX, "h100")]
-    text = measurement_markdown(_measurement(candidates[0], "h100", 3.0))
-    assert f"**over torch.compile** {3.0 / shipped.speedup_over_eager:.3f}x" in text
+    text = measurement_html(_measurement(candidates[0], "h100", 3.0))
+    assert f"<b>over torch.compile</b> {3.0 / shipped.speedup_over_eager:.3f}x" in text
     assert f"torch.compile: {shipped.speedup_over_eager:.3f}x over eager" in text
-    assert "no torch.compile baseline" in measurement_markdown(_measurement(candidates[0], "a100", 3.0))
+    assert "no torch.compile baseline" in measurement_html(_measurement(candidates[0], "a100", 3.0))
 
 
 def test_inspector_details_use_the_given_baselines(store, candidates):
     insp = CandidateInspector(store, baselines=BASELINES, hardware_key="h100", candidate_id=candidates[1].id)
-    assert "**over torch.compile** 2.000x" in insp.details.object
+    assert "<b>over torch.compile</b> 2.000x" in insp.details.object
     insp.hardware_key = "h200"  # incorrect there: no speedup, no comparison
     assert "torch.compile" not in insp.details.object and "incorrect" in insp.details.object
     insp.candidate_id = candidates[0].id  # ok on the H200, but no H200 baseline

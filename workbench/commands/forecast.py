@@ -24,6 +24,7 @@ from pathlib import Path
 
 from workbench.commands.common import add_llm_options, llm_client
 from workbench.errors import CandidateError, ConfigError
+from workbench.textfile import read_source
 
 FORECASTERS = ("learned", "roofline", "llm")
 HARDWARE = ("h100", "h200")
@@ -58,10 +59,7 @@ def _read_source(path: str, what: str) -> str:
     if not f.is_file():
         raise CandidateError(f"{what} file {path} does not exist; pass the path of a .py file "
                              "that defines class ModelNew")
-    try:
-        source = f.read_text()
-    except (OSError, UnicodeDecodeError) as e:
-        raise CandidateError(f"cannot read {what} file {path}: {e}") from e
+    source = read_source(f, what, CandidateError)
     if "ModelNew" not in source:
         raise CandidateError(f"{path} does not define ModelNew; a candidate is a file in the "
                              "KernelBench contract with `class ModelNew(nn.Module)`")

@@ -9,6 +9,7 @@ from workbench.commands.common import add_executor_options, db_path, ray_executo
 from workbench.errors import CandidateError, ConfigError
 from workbench.problems import get_problem
 from workbench.records import Candidate, Measurement
+from workbench.textfile import read_source
 
 
 def register(sub) -> None:
@@ -73,10 +74,7 @@ def report(m: Measurement, candidate: Candidate, log_lines: int = 20) -> str:
 def _measure(args) -> int:
     problem = get_problem(args.problem)
     path = Path(args.candidate)
-    try:
-        source = path.read_text()
-    except OSError as e:
-        raise CandidateError(f"cannot read {path}: {e}; pass the path of a .py file defining ModelNew") from e
+    source = read_source(path, "candidate", CandidateError)
     candidate = Candidate.from_source(problem.id, source, origin=f"file:{path.name}")
     gpu = parse_device(args.gpu)
     from workbench.execution.executors import CPUExecutor, LocalGPUExecutor

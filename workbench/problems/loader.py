@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import math
 import re
 import types
 from dataclasses import dataclass, field
@@ -11,6 +12,7 @@ from typing import Any, Callable, Iterable
 
 from workbench.errors import ProblemFileError
 from workbench.records import Problem
+from workbench.textfile import read_source
 
 LIBRARY_DIR = Path(__file__).parent / "library"
 _LEVEL_DIR = re.compile(r"^level(\d+)$")
@@ -36,12 +38,38 @@ class LoadedProblem:
         return list(self.module.get_init_inputs())
 
     def flops(self) -> float:
-        f = getattr(self.module, "flops", None)
-        return float(f()) if callable(f) else 0.0
+        """The file's `flops()` (0 without one). Raises ProblemFileError naming the problem when
+        it raises or returns anything but a finite number >= 0."""
+        return self._count("flops")
 
     def bytes_moved(self) -> float:
-        f = getattr(self.module, "bytes_moved", None)
-        return float(f()) if callable(f) else 0.0
+        """The file's `bytes_moved()` (0 without one); checked like `flops`."""
+        return self._count("bytes_moved")
+
+    def _count(self, fn_name: str) -> float:
+        f = getattr(self.module, fn_name, None)
+        if not callable(f):
+            return 0.0
+        try:
+            value = f()
+        except Exception as e:  # noqa: BLE001 - any error in user code becomes a clear message
+            raise ProblemFileError(f"{self.name}: {fn_name}() raised {type(e).__name__}: {e}") from e
+        return check_count(value, f"{self.name}: {fn_name}()")
+
+
+def check_count(value: Any, what: str) -> float:
+    """`value` as a float count (FLOPs, bytes); ProblemFileError naming `what` unless it is a
+    finite real number >= 0 (NaN, inf, negatives, bools, strings and None are refused)."""
+    if value is None or isinstance(value, (bool, str, bytes)):
+        raise ProblemFileError(f"{what} returned {value!r} ({type(value).__name__}); it must return a number")
+    try:
+        count = float(value)
+    except (TypeError, ValueError, OverflowError) as e:
+        raise ProblemFileError(f"{what} returned {value!r}, which is not a number: {e}") from e
+    if not math.isfinite(count) or count < 0:
+        raise ProblemFileError(f"{what} returned {count!r}; a count must be a finite number >= 0 "
+                               "(return 0 when it is unknown)")
+    return count
 
 
 def _check_contract(source: str, where: str) -> ast.Module:
@@ -113,10 +141,7 @@ def load_file(path: str | Path, level: int | None = None, origin: str = "builtin
               with_counts: bool = True) -> Problem:
     """Read one problem file into a `Problem` record. Raises ProblemFileError naming the file."""
     path = Path(path)
-    try:
-        source = path.read_text()
-    except OSError as e:
-        raise ProblemFileError(f"{path}: cannot read: {e}") from e
+    source = read_source(path, "problem", ProblemFileError)
     tree = _check_contract(source, str(path))
     if level is None:
         m = _LEVEL_DIR.match(path.parent.name)

@@ -190,10 +190,13 @@ class Store:
         self.put_candidates([c])
 
     def put_candidates(self, cs: Iterable[Candidate]) -> None:
+        """Store candidates; a stored candidate is never replaced. A later candidate with an id
+        already stored (the same source up to comments and spacing, or a forged id) is ignored,
+        so the source that was measured under an id stays the source shown and exported for it."""
         rows = [(c.id, c.problem_id, c.parent_id, c.generation, c.origin, c.backend,
                  _dumps(c.to_dict())) for c in cs]
         self._write(lambda conn: conn.executemany(
-            "INSERT OR REPLACE INTO candidates(id, problem_id, parent_id, generation, origin, backend, data)"
+            "INSERT OR IGNORE INTO candidates(id, problem_id, parent_id, generation, origin, backend, data)"
             " VALUES (?,?,?,?,?,?,?)", rows))
 
     def get_candidate(self, candidate_id: str) -> Candidate | None:
@@ -343,5 +346,6 @@ class Store:
         return [r[1] for r in self._conn().execute(f"PRAGMA table_info({table})")]
 
     def _raw_insert(self, table: str, cols: list[str], rows: list[tuple]) -> None:
+        verb = "INSERT OR IGNORE" if table == "candidates" else "INSERT OR REPLACE"  # see put_candidates
         self._write(lambda c: c.executemany(
-            f"INSERT OR REPLACE INTO {table}({', '.join(cols)}) VALUES ({','.join('?' * len(cols))})", rows))
+            f"{verb} INTO {table}({', '.join(cols)}) VALUES ({','.join('?' * len(cols))})", rows))

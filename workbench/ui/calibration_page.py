@@ -13,6 +13,7 @@ import panel as pn
 
 from workbench.ui.calibration_view import CalibrationView, calibration_info
 from workbench.ui.runner import BackgroundJobs
+from workbench.ui.safe import esc
 
 HELD_OUT = "learned-heldout"
 #: Seconds between rebuilds of the pairs while the store keeps changing (a search is running).
@@ -60,7 +61,8 @@ class CalibrationPage(pn.viewable.Viewer):
         self.compute_btn = pn.widgets.Button(label="Compute held-out learned forecasts",
                                              button_type="primary", css_classes=["wb-compute"])
         self.compute_btn.on_click(self.compute)
-        self.note = pn.pane.Markdown("", css_classes=["wb-calibration-note"], sizing_mode="stretch_width")
+        # HTML with escaped names: GPU keys and forecaster names come from the database.
+        self.note = pn.pane.HTML("", css_classes=["wb-calibration-note"], sizing_mode="stretch_width")
         self.view = CalibrationView()
         self._seen_version = -1
         self._loaded_at = 0.0
@@ -109,18 +111,19 @@ class CalibrationPage(pn.viewable.Viewer):
         key, name = self.gpu.value, self.forecaster.value
         status = self._jobs.status(self.job_name) if key else ""
         if not key:
-            text = ("**No recorded measurements.** Load the shipped data (`workbench dataset load-shipped`) "
-                    "or measure candidates on a GPU.")
+            text = ("<b>No recorded measurements.</b> Load the shipped data (<code>workbench dataset "
+                    "load-shipped</code>) or measure candidates on a GPU.")
         elif not name:
-            text = (f"No forecasts on **{key}** yet: compute held-out learned forecasts "
+            text = (f"No forecasts on <b>{esc(key)}</b> yet: compute held-out learned forecasts "
                     "(problem-level cross-validation, about a minute or two on a laptop) or run a search.")
         else:
-            text = (f"Forecaster **{name}** on **{key}**: {self.view._info.n} forecasts paired with "
-                    "correct measurements. Trusted forecasts stand in for a GPU measurement.")
+            text = (f"Forecaster <b>{esc(name)}</b> on <b>{esc(key)}</b>: {self.view._info.n} forecasts "
+                    "paired with correct measurements. Trusted forecasts stand in for a GPU measurement.")
         if status == "running":
             text += " Computing held-out learned forecasts in the background..."
         elif status.startswith("failed"):
-            text += f" Held-out forecasts {status}."
+            text += f" Held-out forecasts {esc(status)}."
+        text = f"<p>{text}</p>"
         self.compute_btn.disabled = status == "running" or not key
         if text != self.note.object:
             self.note.object = text

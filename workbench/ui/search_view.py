@@ -14,10 +14,12 @@ from workbench.errors import WorkbenchError
 from workbench.search.loop import best_curve
 from workbench.ui.dataset_view import TITLES
 from workbench.ui.runner import SearchRunner, candidate_rows
+from workbench.ui.safe import code, esc
 from workbench.ui.sources import set_data
 
-NO_DATA = ("**No recorded measurements and no GPU.** Load the shipped data "
-           "(`workbench dataset load-shipped`, or restart the app on an empty database) to replay searches.")
+NO_DATA = ("<p><b>No recorded measurements and no GPU.</b> Load the shipped data "
+           "(<code>workbench dataset load-shipped</code>, or restart the app on an empty database) "
+           "to replay searches.</p>")
 
 METHODS = ["screen_topk", "measure_all", "selective", "uncertainty_aware"]
 FORECASTERS = ["learned", "roofline", "none"]
@@ -78,7 +80,8 @@ class SearchView(pn.viewable.Viewer):
         self.pause_btn.on_click(lambda e: self._control(self._runner.pause))
         self.resume_btn.on_click(lambda e: self._control(self._runner.resume))
         self.stop_btn.on_click(lambda e: self._control(self._runner.stop))
-        self.status = pn.pane.Markdown("", css_classes=["wb-search-status"])
+        # HTML, every stored string escaped: reasons and errors quote candidates and imported files.
+        self.status = pn.pane.HTML("", css_classes=["wb-search-status"], sizing_mode="stretch_width")
         self._curve = ColumnDataSource(data=dict(x=[], y=[]))
         fig = figure(title="Best measured speedup vs GPU measurements", x_axis_label="GPU measurements",
                      y_axis_label="best speedup (x)", height=260, sizing_mode="stretch_width")
@@ -104,7 +107,7 @@ class SearchView(pn.viewable.Viewer):
                                self.forecaster.value, self.budget.value)
             self._message = ""
         except WorkbenchError as e:  # a bad choice is shown, not raised into the server
-            self._message = f"**cannot start:** {e}"
+            self._message = f"<p><b>cannot start:</b> {esc(e)}</p>"
         self.refresh(force=True)
 
     def _control(self, action) -> None:
@@ -127,10 +130,10 @@ class SearchView(pn.viewable.Viewer):
         replay = "REPLAY" if str(cfg.get("gpu", self.gpu.value)).startswith("replay:") else "LIVE"
         if not sid:
             if phase == "preparing":
-                self.status.object = (f"preparing a {replay} search of `{cfg.get('problem')}`: "
-                                      f"{self._runner.message or 'building the search...'}")
+                self.status.object = (f"<p>preparing a {replay} search of {code(cfg.get('problem'))}: "
+                                      f"{esc(self._runner.message or 'building the search...')}</p>")
             elif phase == "failed":
-                self.status.object = f"**search failed:** `{self._runner.error.splitlines()[0]}`"
+                self.status.object = f"<p><b>search failed:</b> {code(self._runner.error.splitlines()[0])}</p>"
             return
         events = self._store.events(sid)
         rows = candidate_rows(events)
@@ -142,12 +145,13 @@ class SearchView(pn.viewable.Viewer):
         best = f", best {curve[-1][1]:.3f}x" if curve else ", no correct kernel yet"
         ends = [e["payload"].get("reason", "") for e in events if e["kind"] == "finished"]
         if ends and ends[-1]:
-            best += f" (ended: {ends[-1]})"
-        self.status.object = (f"search `{sid}` of `{cfg.get('problem')}` ({replay}, {phase}): "
-                              f"{len(rows)} candidates considered, {measured} / {cfg.get('budget')} "
-                              f"GPU measurements, {trusted} trusted forecasts{best}")
+            best += f" (ended: {esc(ends[-1])})"
+        text = (f"<p>search {code(sid)} of {code(cfg.get('problem'))} ({replay}, {esc(phase)}): "
+                f"{len(rows)} candidates considered, {measured} / {esc(cfg.get('budget'))} "
+                f"GPU measurements, {trusted} trusted forecasts{best}</p>")
         if self._runner.error:
-            self.status.object += f"\n\n**error:** `{self._runner.error.splitlines()[0]}`"
+            text += f"<p><b>error:</b> {code(self._runner.error.splitlines()[0])}</p>"
+        self.status.object = text
 
     def _on_click(self, event) -> None:
         row = self.table.value.iloc[event.row]
