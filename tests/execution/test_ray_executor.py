@@ -38,15 +38,22 @@ def _executor(**kw) -> RayExecutor:
     return RayExecutor(device="cpu", options=CPU_OPTIONS, timeout_s=120, **kw)
 
 
-def _killer(marker: Path | None) -> Candidate:
-    """The honest softmax, except that importing it kills the Ray worker above the sandbox
-    (only the first time when `marker` is given: a retry then succeeds)."""
-    guard = f"if not os.path.isdir({str(marker)!r}):\n    os.mkdir({str(marker)!r})\n    " if marker else ""
-    body = "os.kill(os.getppid(), 9)\nos._exit(0)\n"
-    if marker:
-        body = body.replace("\n", "\n    ", 1)
-    src = "import os\n" + guard + body + SOFTMAX.candidate.source.split('"""', 2)[2]
-    return Candidate.from_source(SOFTMAX.problem.id, src, origin="test:kills-ray-worker")
+def _killer(ex: RayExecutor, marker: Path | None) -> Candidate:
+    """An honest softmax variant whose Ray worker dies when it gets it (only the first time
+    when `marker` is given: a retry then succeeds), through the task's fault-injection key."""
+    c = Candidate.from_source(SOFTMAX.problem.id, SOFTMAX.candidate.source + "\n_KILLS = 1\n",
+                              origin="test:kills-ray-worker")
+    ex._config["test_kill_worker"] = {"candidate_id": c.id, "once_marker": str(marker) if marker else None}
+    return c
+
+
+def test_a_candidate_cannot_kill_the_ray_worker(cluster):
+    src = "import os\nos.kill(os.getppid(), 9)\n" + SOFTMAX.candidate.source.split('"""', 2)[2]
+    killer = Candidate.from_source(SOFTMAX.problem.id, src, origin="test:tries-to-kill")
+    with _executor(max_retries=0) as ex:
+        m, after = ex.measure(SOFTMAX.problem, [killer, SOFTMAX.candidate])
+    assert m.status is not Status.OK and "Ray task failed" not in m.reason, m.reason
+    assert after.status is Status.OK, after.reason
 
 
 def test_a_batch_of_zoo_candidates_comes_back_with_honest_statuses(cluster):
@@ -72,18 +79,18 @@ def test_a_batch_of_zoo_candidates_comes_back_with_honest_statuses(cluster):
 
 def test_a_killed_worker_is_retried(cluster, tmp_path):
     marker = tmp_path / "killed-once"
-    killer = _killer(marker)
     with _executor(max_retries=1) as ex:
+        killer = _killer(ex, marker)
         m = ex.measure(SOFTMAX.problem, [killer])[0]
     assert marker.is_dir()  # the first attempt did kill its Ray worker
     assert m.status is Status.OK, m.reason
 
 
 def test_a_worker_killed_on_every_try_is_recorded_and_its_chunk_mates_are_measured(cluster):
-    killer = _killer(None)
     honest = [SOFTMAX.candidate, Candidate.from_source(SOFTMAX.problem.id, SOFTMAX.candidate.source + "\n_V = 1\n")]
-    batch = [honest[0], killer, honest[1]]
     with _executor(chunk_size=3, max_retries=0) as ex:
+        killer = _killer(ex, None)
+        batch = [honest[0], killer, honest[1]]
         ms = ex.measure(SOFTMAX.problem, batch)
     assert [m.candidate_id for m in ms] == [c.id for c in batch]  # one record each, in order
     assert ms[1].status is Status.CRASHED
