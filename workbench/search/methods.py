@@ -274,10 +274,8 @@ class UncertaintyAware(_PolicyMethod):
     have gained is <= `no_gain_risk` with probability >= 1 - delta (exchangeability assumed).
     Without calibration data, or when no threshold can be certified, nothing is trusted.
     `trust_rule="policy"` (the default) trusts a child when the selective policy trusts its
-    forecast (bin confidence) AND its expected improvement (EI) is below `min_gain`. The default
-    stays "policy" because in replay (benchmarks/results/search-ablation-h100.json) "no_gain"
-    needed more GPU measurements to match measure_all (median over problems 0.625 of the budget
-    against 0.5) at the same win-or-tie rate.
+    forecast (bin confidence) AND its expected improvement (EI) is below `min_gain`. Why the
+    default is "policy": the search ablation (benchmarks/search_ablation.py, docs/search.md).
 
     Every other child may be measured: the top k, ordered by expected log2 speedup
     (`rank="expected"`, the default) or by EI (`rank="ei"`); an abstention is ranked first.
