@@ -141,11 +141,6 @@ def _tail(path: Path, start: int = 0) -> str:
         return ""
 
 
-def to_measurement(result: dict, problem: Problem, candidate: Candidate, hardware: Hardware,
-                   log: str = "") -> Measurement:
-    return result_to_measurement(result, problem, candidate, hardware, log)
-
-
 def _failed(problem: Problem, c: Candidate, hw: Hardware, status: Status, reason: str, log: str = "") -> Measurement:
     return Measurement(candidate_id=c.id, problem_id=problem.id, hardware_key=hw.key,
                        hardware_fingerprint=hw.fingerprint, status=status, reason=reason, log=log,
@@ -263,6 +258,7 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
     started = time.monotonic()
     log_mark = 0
     ended_why: tuple[Status, str] | None = None
+    gone_at = 0.0
 
     judges = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wb-judge")
 
@@ -338,14 +334,12 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
                                              "another job's id or a message out of turn): its report is not "
                                              "trusted")
                 break
-            if proc.poll() is not None and (reader.eof or not frames):
-                try:
-                    frames = reader.poll(0.2)
-                except protocol.ProtocolError:
-                    frames = []
-                if not frames:
+            if proc.poll() is not None and not frames:
+                # The worker is gone: stop once its channel is drained (end of file), or a second
+                # after its exit should something still hold the channel open.
+                gone_at = gone_at or time.monotonic()
+                if reader.eof or time.monotonic() - gone_at > 1.0:
                     break
-                reader._buf[:0] = b"".join(protocol.encode(f) for f in frames)  # handle them next round
                 continue
             if _log_start(log_path) > MAX_LOG_BYTES:
                 ended_why = (Status.CRASHED, f"output flood: the log passed {MAX_LOG_BYTES // 2**20} MiB "

@@ -305,7 +305,7 @@ def _compute(spec: dict) -> dict:
 
     from workbench.execution.correctness import is_matmul_like
     from workbench.execution.gpu_lock import GpuLock
-    from workbench.execution.tensorfile import ships, write_outputs
+    from workbench.execution.tensorfile import nbytes, ships, write_outputs
     from workbench.execution.worker import _inputs, _second_shape, _sync
     from workbench.problems import load_source
 
@@ -326,9 +326,7 @@ def _compute(spec: dict) -> dict:
         return o
 
     def put(point: str, o, first: bool = False) -> None:
-        size = sum(t.numel() * t.element_size() for t in (o if isinstance(o, (tuple, list)) else [o])
-                   if hasattr(t, "element_size"))
-        if ships(point, size, first):
+        if ships(point, nbytes(o), first):
             points[point] = write_outputs(out, point, o)
 
     full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"))

@@ -30,8 +30,11 @@ _NP = {"float32": np.float32, "float64": np.float64, "float16": np.float16, "bfl
        "bool": np.bool_}
 
 
-def _flatten(x: Any) -> list:
-    return list(x) if isinstance(x, (tuple, list)) else [x]
+def nbytes(out: Any) -> int:
+    """Bytes of the tensors in `out` (a tensor or a tuple/list of tensors and plain values)."""
+    from workbench.execution.correctness import _flatten
+
+    return sum(t.numel() * t.element_size() for t in _flatten(out) if hasattr(t, "element_size"))
 
 
 def ships(point: str, size_bytes: int, first: bool) -> bool:
@@ -43,6 +46,8 @@ def write_outputs(directory: str | os.PathLike, point: str, out: Any) -> list[di
     """Write each tensor of `out` (a tensor or a tuple/list of them and plain values) to
     DIRECTORY/<point>_<i>.bin; return the metadata list the reader needs."""
     import torch
+
+    from workbench.execution.correctness import _flatten
 
     metas = []
     for i, t in enumerate(_flatten(out)):

@@ -324,7 +324,7 @@ class _Shipper:
     def __call__(self, point: str, out) -> None:
         from workbench.execution import tensorfile
 
-        size = sum(t.numel() * t.element_size() for t in correctness._flatten(out) if hasattr(t, "element_size"))
+        size = tensorfile.nbytes(out)
         first = not self.points
         if first:
             self.first_bytes = size
