@@ -50,6 +50,18 @@ def synthetic_pool(problem_id: str = "L1/99_synthetic", n: int = 80, seed: int =
     return problem, cands, ms
 
 
+def synthetic_db(tmp_path):
+    """A database file with two synthetic problems' pools (L1/90_synth_a, L1/91_synth_b)."""
+    db = tmp_path / "cli.sqlite"
+    with Store(db) as st:
+        for i, pid in enumerate(("L1/90_synth_a", "L1/91_synth_b")):
+            problem, cands, ms = synthetic_pool(pid, n=60, seed=i)
+            st.put_problem(problem)
+            st.put_candidates(cands)
+            st.put_measurements(ms)
+    return db
+
+
 class NoisyOracleForecaster(Forecaster):
     """Test double: reads the measured bin and blurs it. With probability `noise` (decided by a
     hash of the candidate id, so deterministic) the peak is moved one bin."""

@@ -1,24 +1,13 @@
 """`workbench search` end to end in replay mode on a synthetic pool stored in a temp database."""
 from __future__ import annotations
 
-from conftest import synthetic_pool
+from conftest import synthetic_db
 from workbench.cli import main
 from workbench.store import Store
 
 
-def _db(tmp_path):
-    db = tmp_path / "cli.sqlite"
-    with Store(db) as st:
-        for i, pid in enumerate(("L1/90_synth_a", "L1/91_synth_b")):
-            problem, cands, ms = synthetic_pool(pid, n=60, seed=i)
-            st.put_problem(problem)
-            st.put_candidates(cands)
-            st.put_measurements(ms)
-    return db
-
-
 def test_cli_search_replay_summary_and_list(tmp_path, capsys):
-    db = _db(tmp_path)
+    db = synthetic_db(tmp_path)
     for forecaster, method in (("none", "measure_all"), ("learned", "screen_topk"), ("roofline", "uncertainty_aware")):
         rc = main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
                    "--method", method, "--budget", "9", "--forecaster", forecaster, "--seed", "1",
@@ -32,7 +21,7 @@ def test_cli_search_replay_summary_and_list(tmp_path, capsys):
 
 
 def test_cli_errors_say_what_to_do(tmp_path, capsys):
-    db = _db(tmp_path)
+    db = synthetic_db(tmp_path)
     assert main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:a100",
                  "--method", "measure_all", "--forecaster", "none"]) == 1
     assert "load-shipped" in capsys.readouterr().err
@@ -42,7 +31,7 @@ def test_cli_errors_say_what_to_do(tmp_path, capsys):
 
 
 def test_cli_adapt_option_is_stored_and_kept_on_resume(tmp_path, capsys):
-    db = _db(tmp_path)
+    db = synthetic_db(tmp_path)
     common = ["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
               "--method", "screen_topk", "--budget", "6", "--forecaster", "learned", "--no-progress",
               "--k", "2", "--m", "2"]
@@ -69,7 +58,7 @@ def test_cli_measured_reference_time_reaches_the_forecaster(tmp_path, capsys, mo
         return made[-1]
 
     monkeypatch.setattr(cmd, "_forecaster", spy)
-    db = _db(tmp_path)
+    db = synthetic_db(tmp_path)
     assert main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
                  "--method", "screen_topk", "--budget", "6", "--forecaster", "learned",
                  "--reference-time", "measured", "--no-progress", "--k", "2", "--m", "2"]) == 0, \
@@ -86,7 +75,7 @@ def test_forecaster_from_args_without_reference_time(tmp_path):
 
     from workbench.commands.search import _forecaster
 
-    db = _db(tmp_path)
+    db = synthetic_db(tmp_path)
     args = argparse.Namespace(forecaster="learned", forecaster_path=None)
     with Store(db) as st:
         fc = _forecaster(st, args, st.get_problem("L1/90_synth_a"), "h100")

@@ -2,26 +2,14 @@
 stderr; LLM settings errors name the CLI flags and variables."""
 from __future__ import annotations
 
-from conftest import synthetic_pool
+from conftest import synthetic_db
 from workbench.cli import main
-from workbench.store import Store
-
-
-def _db(tmp_path):
-    db = tmp_path / "cli.sqlite"
-    with Store(db) as st:
-        for i, pid in enumerate(("L1/90_synth_a", "L1/91_synth_b")):
-            problem, cands, ms = synthetic_pool(pid, n=60, seed=i)
-            st.put_problem(problem)
-            st.put_candidates(cands)
-            st.put_measurements(ms)
-    return db
 
 
 def test_second_search_loads_the_cached_fit(tmp_path, capsys, monkeypatch):
     import workbench.forecast.fitted as fitted
 
-    db = _db(tmp_path)
+    db = synthetic_db(tmp_path)
     args = ["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
             "--method", "screen_topk", "--budget", "4", "--forecaster", "learned", "--no-progress",
             "--k", "2", "--m", "2", "--cache-dir", str(tmp_path / "cache")]
@@ -52,7 +40,7 @@ def test_second_search_loads_the_cached_fit(tmp_path, capsys, monkeypatch):
 def test_llm_settings_errors_speak_cli(tmp_path, capsys, monkeypatch):
     for var in ("WORKBENCH_LLM_BASE_URL", "WORKBENCH_LLM_MODEL", "WORKBENCH_LLM_API_KEY"):
         monkeypatch.delenv(var, raising=False)
-    db = _db(tmp_path)
+    db = synthetic_db(tmp_path)
     base = ["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
             "--method", "screen_topk", "--budget", "4", "--no-progress"]
     assert main(base + ["--forecaster", "llm"]) == 1
