@@ -130,21 +130,27 @@ def _per_min(args) -> dict:
 
 
 def stage_throughput(args) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(args.before.resolve()), WB_INTEGRITY_BEFORE="1")
-    runs = {}
+    """Each run of `--order` in a fresh process with its own empty Triton cache, the previous
+    executor's (PYTHONPATH = `--before`) and the hardened one's (this checkout) alike; the
+    default order before, after, after, before cancels a drift of the machine over the stage.
+    Candidates per minute of an executor = its candidates over its seconds, summed over its runs."""
+    runs: dict[str, list[dict]] = {"before": [], "after": []}
     for which in args.order.split(","):
         log(f"throughput: {which}")
-        if which == "before":
-            p = subprocess.run([sys.executable, __file__, "--stage", "per-min", "--triton", str(args.triton),
-                                "--workers", str(args.workers), "--gpu", str(args.gpu)] + (["--cpu"] if args.cpu else []), env=env, capture_output=True, text=True,
-                               cwd=str(args.before))
-            if p.returncode != 0:
-                raise SystemExit(f"the previous executor's run failed: {p.stderr[-2000:]}")
-            runs["before"] = json.loads(p.stdout.strip().splitlines()[-1])
-        else:
-            runs["after"] = _per_min(args)
-        log(f"  {runs[which]['per_min']} per minute")
-    after, before = runs["after"]["per_min"], runs["before"]["per_min"]
+        where = args.before.resolve() if which == "before" else ROOT
+        env = dict(os.environ, PYTHONPATH=str(where), **({"WB_INTEGRITY_BEFORE": "1"} if which == "before" else {}))
+        p = subprocess.run([sys.executable, __file__, "--stage", "per-min", "--triton", str(args.triton),
+                            "--workers", str(args.workers), "--gpu", str(args.gpu)] + (["--cpu"] if args.cpu else []),
+                           env=env, capture_output=True, text=True, cwd=str(where))
+        if p.returncode != 0:
+            raise SystemExit(f"the {which} executor's run failed: {p.stderr[-2000:]}")
+        runs[which].append(json.loads(p.stdout.strip().splitlines()[-1]))
+        log(f"  {runs[which][-1]['per_min']} per minute")
+
+    def per_min(rs: list[dict]) -> float:
+        return round(60 * sum(r["n"] for r in rs) / sum(r["seconds"] for r in rs), 1)
+
+    after, before = per_min(runs["after"]), per_min(runs["before"])
     return {"metrics": {"triton_per_min_cold": after, "triton_per_min_cold_before": before,
                         "throughput_ratio": round(after / before, 3)},
             "details": {"runs": runs, "order": args.order, "workers": args.workers}}
@@ -218,7 +224,7 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=12)
     ap.add_argument("--triton", type=int, default=64)
     ap.add_argument("--before", type=Path, default=None, help="checkout of the previous executor (throughput)")
-    ap.add_argument("--order", default="before,after")
+    ap.add_argument("--order", default="before,after,after,before")
     ap.add_argument("--shard", default="0/1")
     ap.add_argument("--only", default="", help="zoo stage: only files whose path contains this")
     ap.add_argument("--gpu", type=int, default=0, help="CUDA device index (zoo shards may run side by side)")

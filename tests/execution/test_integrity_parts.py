@@ -167,3 +167,16 @@ def test_a_flag_by_the_reference_check_needs_a_second_clean_timing_to_agree(tmp_
     v = judge({"status": "ok", "points": pts, "samples": slowed}, cand, ref, "cuda", None,
               retime=lambda: _clean(1.02, 0.01))
     assert v["status"] == "cheat_suspected" and "timed alone twice" in v["reason"]
+
+
+def test_clean_reference_is_timed_on_the_workers_timing_core():
+    """The reference check compares the reference timed in a worker with the same reference
+    timed in the clean process; both must run on the core the executor keeps for timing, or a
+    launch-bound reference reads slower on one side for reasons of placement alone."""
+    from workbench.execution import reference
+
+    spec = reference.spec_for({"id": "p"}, "cuda", {"timing_cpus": [3]}, None)
+    assert spec["timing_cpus"] == [3]
+    other = reference.spec_for({"id": "p"}, "cuda", {"timing_cpus": [4]}, None)
+    assert reference._spec_key(spec) != reference._spec_key(other)
+    assert reference.spec_for({"id": "p"}, "cpu", {}, None)["timing_cpus"] is None
