@@ -132,9 +132,9 @@ def _render(spec: ElementwiseSpec, d: dict[str, Any]) -> str:
 def family(spec: ElementwiseSpec) -> Family:
     params = (
         Param("algo", ("flat", "persistent", "tile2d"), "grid shape"),
-        Param("block", pow2(256, 16384), "elements per tile"),
+        Param("block", pow2(512, 16384), "elements per tile"),
         Param("cols", (0,) + pow2(64, 1024), "tile2d tile width"),
-        Param("programs", (0, 132, 264, 528, 1056), "persistent grid size"),
+        Param("programs", (0, 132, 528, 2112), "persistent grid size"),
         Param("warps", pow2(1, 16), "num_warps"),
         Param("mask", ("always", "auto"), "masking"),
         Param("evict", ("none", "first"), "eviction hint on loads"),
