@@ -108,6 +108,24 @@ class Family:
     def size(self) -> int:
         return len(self.points())
 
+    def restricted(self, **values: Sequence) -> "Family":
+        """The same template over a subset of the named parameters' values (in the family's
+        order). Its points render exactly as the same points of the full family (a small
+        landscape for tests is a slice of the real one)."""
+        params = []
+        for p in self.params:
+            keep = values.pop(p.name, None)
+            if keep is None:
+                params.append(p)
+                continue
+            bad = [v for v in keep if v not in p.values]
+            if bad:
+                raise FamilyError(f"{self.name}: {p.name} has no values {bad}; it takes {p.values}")
+            params.append(Param(p.name, tuple(v for v in p.values if v in set(keep)), p.doc))
+        if values:
+            raise FamilyError(f"{self.name}: unknown parameters {sorted(values)}")
+        return Family(self.name, self.kind, self.problem_id, tuple(params), self.render_fn, self.check_fn, self.doc)
+
     # ------------------------------------------------------------------ keys
     def key(self, point: Sequence) -> str:
         """`name=value,...` in parameter order: a point's stable, readable name."""
