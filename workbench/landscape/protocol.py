@@ -138,3 +138,24 @@ def inner_cv_choose(variants: Mapping[str, Any], problems: Sequence[str],
               f"{means[chosen]:.4g} over {folds} folds of {len(ids)} training problems"
               + (f" (others: {others})" if others else ""))
     return Choice(chosen, means, fold_scores, [sorted(p) for p in parts], reason)
+
+
+def guard_forecaster(forecaster: Any, protocol: Protocol, what: str = "fitting a forecaster") -> Any:
+    """`forecaster` with its `fit` replaced by one that first refuses measurements of held-out
+    problems (HeldOutLeakError, before any fitting). Scripts fit through it, so a leak fails
+    loudly instead of silently inflating a held-out score. Returns the same object."""
+    fit = forecaster.fit
+
+    def guarded_fit(problems, candidates, measurements, *args: Any, **kwargs: Any):
+        ms = list(measurements)
+        protocol.check_fit({m.problem_id for m in ms}, what)
+        return fit(problems, candidates, ms, *args, **kwargs)
+
+    forecaster.fit = guarded_fit
+    return forecaster
+
+
+def guarded_factory(factory: Callable[[], Any], protocol: Protocol, what: str = "fitting a forecaster"
+                    ) -> Callable[[], Any]:
+    """A maker of `guard_forecaster`-wrapped forecasters from `factory()`."""
+    return lambda: guard_forecaster(factory(), protocol, what)
