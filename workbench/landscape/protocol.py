@@ -143,8 +143,11 @@ def inner_cv_choose(variants: Mapping[str, Any], problems: Sequence[str],
 def guard_forecaster(forecaster: Any, protocol: Protocol, what: str = "fitting a forecaster") -> Any:
     """`forecaster` with its `fit` replaced by one that first refuses measurements of held-out
     problems (HeldOutLeakError, before any fitting). Scripts fit through it, so a leak fails
-    loudly instead of silently inflating a held-out score. Returns the same object."""
-    fit = forecaster.fit
+    loudly instead of silently inflating a held-out score. Returns the same object (unchanged
+    when it has no `fit`: nothing to guard)."""
+    fit = getattr(forecaster, "fit", None)
+    if not callable(fit):
+        return forecaster
 
     def guarded_fit(problems, candidates, measurements, *args: Any, **kwargs: Any):
         ms = list(measurements)
