@@ -42,6 +42,7 @@ results file:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import statistics
@@ -80,23 +81,30 @@ def subset(points: list, max_points: int | None) -> list:
     return [points[int(i * step)] for i in range(max_points)]
 
 
+def _family(pid: str, max_points: int | None):
+    """The problem's family, restricted to `subset` of its points when `max_points` is set."""
+    fam = get_family(pid)
+    if not max_points:
+        return fam
+    keep = set(subset(fam.points(), max_points))
+    return dataclasses.replace(
+        fam, check_fn=lambda d, f=fam, k=keep: f.check_fn(d) or (None if tuple(d.values()) in k else "not in the subset"))
+
+
 def landscapes(problem_ids: list[str], max_points: int | None, mutations: int, seed: int) -> dict:
     """problem id -> Landscape, for the settings a shard and its merge share."""
-    out = {}
-    for pid in problem_ids:
-        fam = get_family(pid)
-        if max_points:
-            keep = set(subset(fam.points(), max_points))
-            fam = fam.__class__(fam.name, fam.kind, fam.problem_id, fam.params, fam.render_fn,
-                                lambda d, f=fam, k=keep: f.check_fn(d) or (None if tuple(d.values()) in k else "not in the subset"),
-                                fam.doc)
-        out[pid] = enumerate_landscape(fam, mutations=mutations, seed=seed)
-    return out
+    return {pid: enumerate_landscape(_family(pid, max_points), mutations=mutations, seed=seed) for pid in problem_ids}
 
 
-def shard_of(lands: dict, i: int, n: int) -> list:
-    order = [c for land in lands.values() for c in land.candidates]
-    return order[i::n]
+def shard_candidates(problem_ids: list[str], max_points: int | None, mutations: int, seed: int, i: int, n: int) -> list:
+    """Shard i of n: every n-th candidate, from i, of the landscapes' candidates in order (problem
+    by problem, each landscape's `candidates` order). Without mutation children only the shard's
+    points are rendered; with them the landscapes are enumerated whole."""
+    if mutations:
+        order = [c for land in landscapes(problem_ids, max_points, mutations, seed).values() for c in land.candidates]
+        return order[i::n]
+    pts = [(fam, pt) for fam in (_family(pid, max_points) for pid in problem_ids) for pt in fam.points()]
+    return [fam.candidate(pt) for fam, pt in pts[i::n]]
 
 
 def _executor(args, gpus: int):
@@ -159,8 +167,7 @@ def run_shard(args) -> int:
     i, n = (int(x) for x in args.shard.split("/"))
     if not 0 <= i < n:
         raise ConfigError(f"--shard {args.shard}: need 0 <= i < n")
-    lands = landscapes(pids, args.max_points, args.mutations, args.seed)
-    cands = shard_of(lands, i, n)
+    cands = shard_candidates(pids, args.max_points, args.mutations, args.seed, i, n)
     done: set[str] = set()
     for p in args.resume:
         for line in Path(p).read_text().splitlines():

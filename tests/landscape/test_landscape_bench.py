@@ -19,6 +19,13 @@ spec.loader.exec_module(bench)
 ARGS = ["--cpu", "--problems", "L1/08_max_rows", "--max-points", "2"]
 
 
+def test_a_shard_renders_only_its_points_in_the_landscapes_order():
+    pids = ["L1/08_max_rows", "L1/13_rms_norm_bf16"]
+    order = [c.id for land in bench.landscapes(pids, 40, 0, 0).values() for c in land.candidates]
+    for i in range(3):
+        assert [c.id for c in bench.shard_candidates(pids, 40, 0, 0, i, 3)] == order[i::3]
+
+
 def test_shards_then_merge(tmp_path):
     for i in (0, 1):
         assert bench.main(ARGS + ["--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")]) == 0
