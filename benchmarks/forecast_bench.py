@@ -184,6 +184,35 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
     return _write(out, doc)
 
 
+def run_heldout(data: Path, gpu: str, out: Path, protocol_path: Path | None = None, seed: int = 0,
+                max_iter: int = 100, kind: str = "regression", calibration_folds: int = 10,
+                ideal_offset: float | str = "auto", reference_time: str = "measured", n_boot: int = 1000) -> dict:
+    """The held-out protocol's headline (workbench/data/heldout_landscapes.toml or
+    `protocol_path`): every forecaster is fitted once on the rows of the problems that are not
+    held out (the learned one through GuardedForecaster, which raises HeldOutLeakError on any
+    held-out row) and scored on the held-out problems only, beside the controls. Settings are the
+    defaults fixed before the split; no choice is made here."""
+    from workbench.landscape.protocol import guarded_factory, load_protocol
+
+    protocol = load_protocol(protocol_path)
+    problems, candidates, measurements, synthetic = _load(data, gpu, out)
+    held = [pid for pid in protocol.heldout if any(m.problem_id == pid and m.hardware_key == gpu for m in measurements)]
+    if not held:
+        raise SystemExit(f"none of the {len(protocol.heldout)} held-out problems has {gpu} rows in {data}")
+    t0 = time.time()
+    factory = guarded_factory(_factory(max_iter, kind, calibration_folds, ideal_offset, seed, reference_time),
+                              protocol, "fitting the learned forecaster")
+    results = evaluate_with_controls({"learned": factory, "roofline": RooflineForecaster()}, problems, candidates,
+                                     measurements, seed=seed, gpu=gpu, test_problems=list(protocol.heldout))
+    print(table(list(results.values())), flush=True)
+    doc = {"benchmark": "forecast-heldout", "gpu": gpu, "date": time.strftime("%Y-%m-%d", time.gmtime()),
+           "commit": commit(), "data": str(data), "synthetic": synthetic, "seconds": round(time.time() - t0, 1),
+           "protocol": protocol.describe(), "heldout_scored": held,
+           "bin_convention": results["learned"].bin_convention, "bootstrap": n_boot,
+           "metrics": _with_discrimination(results, n_boot, seed)}
+    return _write(out, doc)
+
+
 def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, max_iter: int = 100,
                kind: str = "regression", calibration_folds: int = 10,
                ideal_offset: float | str = "auto", after: str | None = None,
@@ -340,6 +369,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="the learned forecaster's reference time: measured on the GPU where "
                     "known (default; each held-out problem's reference timed once) or only the "
                     "analytic estimate (results files get '-estimate-reference' in their name)")
+    ap.add_argument("--protocol", type=Path, nargs="?", const=Path("default"), default=None, metavar="TOML",
+                    help="the held-out protocol's headline: fit on the non-held-out problems only and score "
+                         "the held-out ones (default file: workbench/data/heldout_landscapes.toml)")
     ap.add_argument("--plots", type=Path, help="also write reliability/risk-coverage PNGs here")
     ap.add_argument("--bootstrap", type=int, default=1000, metavar="B",
                     help="bootstrap resamples of the problems for the CIs (default 1000)")
@@ -356,6 +388,12 @@ def main(argv: list[str] | None = None) -> int:
     if not args.data.is_dir():
         print(f"no shipped data at {args.data}; record it on a GPU first", file=sys.stderr)
         return 1
+    if args.protocol is not None:
+        path = None if str(args.protocol) == "default" else args.protocol
+        run_heldout(args.data, args.gpu, args.out or RESULTS_DIR / f"forecast-heldout-{args.gpu}.json", path,
+                    args.seed, args.max_iter, args.kind, args.calibration_folds, args.ideal_offset,
+                    args.reference_time, args.bootstrap)
+        return 0
     if args.split_seeds:
         suffix = _reference_suffix(args.reference_time)
         run_splits(args.data, args.gpu,

@@ -178,3 +178,18 @@ def rule(tie_rel: float, budget: int | None = None) -> dict[str, Any]:
                               f"(problem, seed) pairs, bootstrap seed {BOOT_SEED}"),
         "tie_rel": tie_rel,
     }
+
+
+def protocol_factory(factory, protocol):
+    """Under the held-out protocol (workbench.landscape.protocol): a search benchmark's
+    forecaster factory `(records, searched problem id) -> forecaster` that fits only on the
+    training problems' rows: `factory` sees the records without any held-out problem's rows
+    (the searched one's included), and the forecaster it returns refuses held-out rows at any
+    later `fit` (HeldOutLeakError)."""
+    from workbench.landscape.protocol import guard_forecaster
+
+    def make(records, searched: str):
+        fc = factory(protocol.training_only(records), searched)
+        return guard_forecaster(fc, protocol, "refitting the search benchmark's forecaster")
+
+    return make

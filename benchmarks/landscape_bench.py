@@ -1,0 +1,322 @@
+"""Measure the landscapes of the held-out protocol's problems, sharded over device calls, then merge.
+
+A landscape is every valid point of a problem's kernel family (workbench/families), optionally
+with `--mutations` mutation-operator children per point (workbench/landscape). Candidates are
+rendered here from the code at this commit, byte for byte the same in every process, so a call
+measures only the ids of its shard and the merge re-renders them.
+
+Measure (on the device machine; torch, triton and ray importable, PYTHONPATH=.):
+
+    python benchmarks/landscape_bench.py --out $OUT --shard 0/6 --budget-s 480 --scaling 64
+
+One call measures shard i of n: the candidates of all listed problems in a fixed order
+(problem by problem in the protocol's order, points in enumeration order), every n-th one
+starting at i. Through the Ray executor on every GPU of the machine (`--gpus`, default all
+visible); `--scaling N` first measures the shard's first N candidates on a 1-GPU Ray cluster and
+then the same N on all GPUs, each cluster cold (fresh build cache), before the rest of the shard
+on all GPUs: `ray_scaling` = the all-GPU rate / the 1-GPU rate on that same batch. New work stops
+being waited for after --budget-s; what did not finish is measured by a later call with
+`--resume` (the earlier shard files). Writes under --out:
+  landscape-<gpu>-shard<i>of<n>.jsonl            one Measurement per candidate, as each finishes
+  landscape-scaling-<gpu>-1gpu.jsonl             the 1-GPU scaling batch (repeat measurements)
+  landscape-summary-<gpu>-shard<i>of<n>.json     settings, counts, rates, scaling, hardware
+
+Merge (no GPU; every shard file of one GPU type, from every call):
+
+    python benchmarks/landscape_bench.py --merge DIR1 DIR2 ... --gpu h100 --ship kernels_cache/landscapes/h100
+
+writes the shipped landscape (the dataset's Parquet rows plus points and edges, zstd) to --ship
+and benchmarks/results/dataset-landscape-<gpu>.json: metrics problems, heldout_problems,
+correct_rows, points_per_problem_median, within2pct_share_median, speed_clusters_median,
+random_order_budget_to_best_median (held-out problems only; a fraction of a 64-measurement
+budget), ray_gpus, ray_scaling, and each landscape's structure (workbench/landscape/structure.py).
+A merge with missing candidates reports them (`unmeasured`) and writes the results file only
+with --allow-partial (never into benchmarks/results: then only under --ship).
+
+Smoke test on a CPU machine (Triton interpreter, no Ray: the local CPU executor), never a
+results file:
+
+    python benchmarks/landscape_bench.py --cpu --problems L1/02_relu --max-points 6 --out /tmp/ls
+    python benchmarks/landscape_bench.py --cpu --merge /tmp/ls --gpu cpu --ship /tmp/ls/ship
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from concurrent.futures import FIRST_COMPLETED, wait
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the device machine has no network
+
+from workbench.errors import ConfigError  # noqa: E402
+from workbench.families import get_family  # noqa: E402
+from workbench.landscape import enumerate_landscape, load_protocol, structure, write_landscapes  # noqa: E402
+from workbench.problems import get_problem  # noqa: E402
+from workbench.records import Measurement  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import commit  # noqa: E402
+
+RESULTS_DIR = Path(__file__).parent / "results"
+CPU_OPTIONS = {"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}}
+
+
+def log(msg: str) -> None:
+    print(f"[landscape {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def subset(points: list, max_points: int | None) -> list:
+    """Every k-th point so that at most `max_points` remain (all when None)."""
+    if not max_points or len(points) <= max_points:
+        return points
+    step = len(points) / max_points
+    return [points[int(i * step)] for i in range(max_points)]
+
+
+def _family(pid: str, max_points: int | None):
+    """The problem's family, restricted to `subset` of its points when `max_points` is set."""
+    fam = get_family(pid)
+    if not max_points:
+        return fam
+    keep = set(subset(fam.points(), max_points))
+    return dataclasses.replace(
+        fam, check_fn=lambda d, f=fam, k=keep: f.check_fn(d) or (None if tuple(d.values()) in k else "not in the subset"))
+
+
+def landscapes(problem_ids: list[str], max_points: int | None, mutations: int, seed: int) -> dict:
+    """problem id -> Landscape, for the settings a shard and its merge share."""
+    return {pid: enumerate_landscape(_family(pid, max_points), mutations=mutations, seed=seed) for pid in problem_ids}
+
+
+def shard_candidates(problem_ids: list[str], max_points: int | None, mutations: int, seed: int, i: int, n: int) -> list:
+    """Shard i of n: every n-th candidate, from i, of the landscapes' candidates in order (problem
+    by problem, each landscape's `candidates` order). Without mutation children only the shard's
+    points are rendered; with them the landscapes are enumerated whole."""
+    if mutations:
+        order = [c for land in landscapes(problem_ids, max_points, mutations, seed).values() for c in land.candidates]
+        return order[i::n]
+    pts = [(fam, pt) for fam in (_family(pid, max_points) for pid in problem_ids) for pt in fam.points()]
+    return [fam.candidate(pt) for fam, pt in pts[i::n]]
+
+
+def _executor(args, gpus: int):
+    if args.cpu:
+        from workbench.execution.executors import CPUExecutor
+
+        return CPUExecutor(workers=args.workers, options=CPU_OPTIONS)
+    from workbench.execution.ray_executor import RayExecutor
+
+    return RayExecutor(device="cuda", num_gpus=gpus, chunk_size=args.chunk, workers_per_task=args.workers,
+                       max_retries=2, timeout_s=args.timeout_s, run_timeout_s=args.run_timeout_s,
+                       cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
+
+
+def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path) -> dict:
+    """Measure `cands` on a fresh executor of `gpus` GPUs (CPU workers with --cpu), appending each
+    Measurement to `path`; stops waiting at `deadline` (epoch seconds)."""
+    t_init = time.monotonic()
+    ex = _executor(args, gpus)
+    startup = time.monotonic() - t_init
+    by_pid: dict[str, list] = {}
+    for c in cands:
+        by_pid.setdefault(c.problem_id, []).append(c)
+    t0 = time.monotonic()
+    futures = []
+    for pid, cs in by_pid.items():
+        futures += ex.submit(get_problem(pid), cs)
+    done: dict[str, Measurement] = {}
+    t_last, cut = t0, False
+    with open(path, "a") as fh:
+        pending = set(futures)
+        while pending:
+            left = deadline - time.time()
+            if left <= 0:
+                cut = True
+                break
+            finished, pending = wait(pending, timeout=min(left, 5.0), return_when=FIRST_COMPLETED)
+            for f in finished:
+                if f.cancelled():
+                    continue
+                m = f.result()
+                done[m.candidate_id] = m
+                fh.write(json.dumps(m.to_dict()) + "\n")
+                fh.flush()
+                t_last = time.monotonic()
+            if finished and len(done) % 50 < len(finished):
+                log(f"{gpus} GPU(s): {len(done)}/{len(cands)} in {t_last - t0:.0f} s")
+    ex.close()
+    el = t_last - t0
+    hw = getattr(ex, "hardware", None)
+    return {"measured": len(done), "of": len(cands), "elapsed_s": round(el, 2), "startup_s": round(startup, 2),
+            "per_min": round(60 * len(done) / el, 2) if el > 0 else None, "cut_by_budget": cut,
+            "hardware": hw.to_dict() if hw is not None else None, "ids": list(done)}
+
+
+def run_shard(args) -> int:
+    t_start = time.time()
+    protocol = load_protocol(args.protocol)
+    pids = [p for p in args.problems.split(",") if p] or list(protocol.problems)
+    i, n = (int(x) for x in args.shard.split("/"))
+    if not 0 <= i < n:
+        raise ConfigError(f"--shard {args.shard}: need 0 <= i < n")
+    cands = shard_candidates(pids, args.max_points, args.mutations, args.seed, i, n)
+    done: set[str] = set()
+    for p in args.resume:
+        for line in Path(p).read_text().splitlines():
+            if line.strip():
+                done.add(json.loads(line)["candidate_id"])
+    todo = [c for c in cands if c.id not in done]
+    log(f"shard {i}/{n}: {len(cands)} candidates over {len(pids)} problems, {len(todo)} to measure")
+    args.out.mkdir(parents=True, exist_ok=True)
+    gpus = 1 if args.cpu else (args.gpus or _visible_gpus())
+    key = "cpu" if args.cpu else None
+    deadline = t_start + args.budget_s
+    scaling, n_scaled = None, 0
+    tmp_path = args.out / f"landscape-partial-shard{i}of{n}.jsonl"
+    if args.scaling and todo and not args.cpu:
+        batch = todo[: args.scaling]
+        one = measure_batch(batch, args, 1, deadline, args.out / "landscape-scaling-1gpu.jsonl")
+        key = one["hardware"]["key"]
+        (args.out / "landscape-scaling-1gpu.jsonl").rename(args.out / f"landscape-scaling-{key}-1gpu.jsonl")
+        batch = [c for c in batch if c.id in set(one["ids"])]
+        many = measure_batch(batch, args, gpus, deadline, tmp_path)
+        scaling = {"batch": len(batch), "gpus": gpus, "per_min_1gpu": one["per_min"], "per_min_ngpu": many["per_min"],
+                   "ray_scaling": round(many["per_min"] / one["per_min"], 3) if one["per_min"] and many["per_min"] else None,
+                   "cache": "cold: each cluster starts with a fresh, empty build cache",
+                   "runs": {"1gpu": {k: v for k, v in one.items() if k != "ids"},
+                            f"{gpus}gpu": {k: v for k, v in many.items() if k != "ids"}}}
+        n_scaled = many["measured"]
+        todo = [c for c in todo if c.id not in set(many["ids"])]
+    rest = measure_batch(todo, args, gpus, deadline, tmp_path) if todo else {"measured": 0, "ids": [], "hardware": None}
+    key = key or (rest["hardware"] or {}).get("key") or "gpu"
+    final = args.out / f"landscape-{key}-shard{i}of{n}.jsonl"
+    if tmp_path.exists():
+        tmp_path.rename(final)
+    summary = {"benchmark": "landscape-shard", "gpu": key, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+               "commit": commit(), "shard": [i, n], "problems": pids, "max_points": args.max_points,
+               "mutations": args.mutations, "seed": args.seed, "protocol": protocol.describe(),
+               "candidates": len(cands), "already_done": len(done & {c.id for c in cands}),
+               "measured": rest["measured"] + n_scaled,
+               "rest": {k: v for k, v in rest.items() if k != "ids"}, "scaling": scaling, "gpus": gpus,
+               "executor": "cpu interpreter" if args.cpu else f"ray, chunk {args.chunk}, {args.workers} workers per task",
+               "elapsed_s": round(time.time() - t_start, 1)}
+    (args.out / f"landscape-summary-{key}-shard{i}of{n}.json").write_text(json.dumps(summary, indent=1) + "\n")
+    log(f"wrote {final.name}: {summary['measured']} measured in {summary['elapsed_s']} s")
+    return 0
+
+
+def _visible_gpus() -> int:
+    import torch
+
+    return torch.cuda.device_count()
+
+
+def merge(args) -> int:
+    summaries = [json.loads(p.read_text()) for d in args.merge for p in sorted(Path(d).glob(f"landscape-summary-{args.gpu}-*.json"))]
+    if not summaries:
+        raise SystemExit(f"no landscape-summary-{args.gpu}-*.json under {', '.join(map(str, args.merge))}")
+    settings = {(tuple(s["problems"]), s["max_points"], s["mutations"], s["seed"]) for s in summaries}
+    if len(settings) != 1:
+        raise SystemExit(f"the shards were measured with different settings: {sorted(settings)}")
+    pids, max_points, mutations, seed = settings.pop()
+    ms: dict[str, Measurement] = {}
+    for d in args.merge:
+        for p in sorted(Path(d).glob(f"landscape-{args.gpu}-shard*.jsonl")):
+            for line in p.read_text().splitlines():
+                if line.strip():
+                    m = Measurement.from_dict(json.loads(line))
+                    ms[m.candidate_id] = m  # a later call's re-measurement of the same id wins
+    lands = landscapes(list(pids), max_points, mutations, seed)
+    want = {c.id for land in lands.values() for c in land.candidates}
+    unknown = set(ms) - want
+    if unknown:
+        raise SystemExit(f"{len(unknown)} measured ids are not candidates of these landscapes at this commit "
+                         "(the templates changed since the shards ran?); merge at the shards' commit")
+    missing = want - set(ms)
+    protocol = load_protocol(args.protocol)
+    per = {}
+    for pid, land in lands.items():
+        rows = [ms[c.id] for c in land.candidates if c.id in ms]
+        per[pid] = structure(rows, n_points=len(land.candidates), tie_rel=protocol.tie_rel) | {
+            "heldout": protocol.is_heldout(pid), "unmeasured": len(land.candidates) - len(rows)}
+    held = [s for pid, s in per.items() if s["heldout"]]
+    scal = [s["scaling"] for s in summaries if s.get("scaling")]
+
+    def med(key, rows):
+        xs = [r[key] for r in rows if r.get(key) is not None]
+        return statistics.median(xs) if xs else None
+
+    metrics = {"problems": len(per), "heldout_problems": len(held),
+               "correct_rows": sum(s["correct"] for s in per.values()),
+               "points_per_problem_median": med("points", per.values()),
+               "within2pct_share_median": med("within_tie_share", per.values()),
+               "speed_clusters_median": med("speed_clusters", per.values()),
+               "random_order_budget_to_best_median": med("random_order_budget_to_best", held),
+               "ray_gpus": max((s["gpus"] for s in summaries if s["executor"].startswith("ray")), default=None),
+               "ray_scaling": scal[0]["ray_scaling"] if scal else None}
+    problems = [get_problem(pid) for pid in pids]
+    args.ship.mkdir(parents=True, exist_ok=True)
+    counts = write_landscapes(args.ship, lands.values(), problems, [m for m in ms.values() if m.candidate_id in want])
+    doc = {"benchmark": "dataset-landscape", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
+           "metrics": metrics,
+           "setup": {"protocol": protocol.describe(), "max_points": max_points, "mutations": mutations, "seed": seed,
+                     "tie_rel": protocol.tie_rel, "shards": [s["shard"] for s in summaries],
+                     "shard_commits": sorted({s["commit"] for s in summaries}), "scaling": scal,
+                     "unmeasured": len(missing), "shipped": counts, "ship_dir": str(args.ship),
+                     "definitions": structure.__module__ + " (module docstring)"},
+           "per_problem": per}
+    name = f"dataset-landscape-{args.gpu}.json"
+    complete = not missing and not args.cpu and max_points is None
+    if missing and not args.allow_partial:
+        raise SystemExit(f"{len(missing)} candidates are unmeasured; measure them (--resume) or pass --allow-partial")
+    paths = [args.ship / name] + ([RESULTS_DIR / name] if complete else [])
+    for p in paths:
+        p.write_text(json.dumps(doc, indent=1, default=float) + "\n")
+    log(f"wrote {', '.join(map(str, paths))}: {json.dumps(metrics)}")
+    return 0
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, help="where a shard's files go")
+    ap.add_argument("--cpu", action="store_true", help="smoke test: Triton interpreter on the CPU executor")
+    ap.add_argument("--problems", default="", help="comma-separated ids (default: the protocol's problems)")
+    ap.add_argument("--protocol", type=Path, default=None, help="protocol TOML (default: the committed one)")
+    ap.add_argument("--shard", default="0/1", help="i/n: this call measures every n-th candidate from i")
+    ap.add_argument("--max-points", type=int, default=None, help="at most this many points per problem (smoke)")
+    ap.add_argument("--mutations", type=int, default=0, help="mutation children per point (default 0)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--gpus", type=int, default=None, help="GPUs of the Ray cluster (default: all visible)")
+    ap.add_argument("--scaling", type=int, default=0, metavar="N", help="measure N candidates on 1 GPU, then all")
+    ap.add_argument("--chunk", type=int, default=8, help="candidates per Ray task")
+    ap.add_argument("--workers", type=int, default=4, help="worker processes per Ray task (CPU: executor workers)")
+    ap.add_argument("--timeout-s", type=float, default=90.0)
+    ap.add_argument("--run-timeout-s", type=float, default=60.0)
+    ap.add_argument("--budget-s", type=float, default=480.0, help="stop waiting after this many seconds")
+    ap.add_argument("--resume", type=Path, nargs="*", default=[], help="shard files whose candidates are done")
+    ap.add_argument("--merge", type=Path, nargs="*", default=None, help="merge the shard files in these folders")
+    ap.add_argument("--gpu", default="h100", help="GPU type key of the shards to merge")
+    ap.add_argument("--ship", type=Path, default=None, help="merge: the shipped landscape folder")
+    ap.add_argument("--allow-partial", action="store_true", help="merge even when candidates are unmeasured")
+    args = ap.parse_args(argv)
+    if args.merge is not None:
+        if args.ship is None:
+            ap.error("--merge needs --ship DIR")
+        return merge(args)
+    if args.out is None:
+        ap.error("--out is required to measure a shard")
+    if args.cpu:
+        args.workers = min(args.workers, 2)
+    return run_shard(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

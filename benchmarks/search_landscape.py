@@ -1,0 +1,216 @@
+"""The search benchmark at the study's setting, replayed over stored landscapes (no GPU).
+
+For every held-out problem of the protocol (workbench/data/heldout_landscapes.toml) that has a
+landscape under --landscapes, every budget (32, 64, 128), seed (5) and method, a PUCT search
+starts from 4 seed points (the same for every method) and expands parents into 16 children
+drawn from the parent's stored neighbourhood (LandscapeGenerator), of which 4 are measured
+(k=4, m=4). Methods: measure_all (children measured in generator order), screen_topk with the
+learned forecaster, screen_topk[random] (the same with seeded random scores: the control),
+uncertainty_aware and uncertainty_aware[random]. Every "measurement" is the landscape's
+recorded one (CacheExecutor).
+
+The learned forecaster (default settings, fixed before the split) is fitted ONCE on the rows of
+the training problems only (the landscapes' and --train-data's: benchmarks/search_control.py
+`protocol_factory`, which drops every held-out problem's rows and refuses them at any later fit).
+
+Metrics, keyed "<method>@<budget>", over held-out problem x seed pairs:
+- budget_fraction_to_match_median: GPU measurements until the run's best reaches measure_all's
+  final best on the same problem, seed and budget (within tie_rel, the protocol's timing-noise
+  tolerance: best >= target * (1 - tie_rel)), / budget; a run that never reaches it counts
+  (budget + 1) / budget. `_ci`: 95% percentile bootstrap of the median over pairs.
+- final_best_ratio_median: run's final best / measure_all's.
+- for a method with its [random] control: vs_random_diff (mean over pairs of the control's
+  fraction minus the method's: positive when the forecaster needs less budget) and
+  vs_random_diff_ci (bootstrap of that mean over pairs, search_control.bootstrap_mean_ci).
+- trusted_share (uncertainty_aware): forecasts that stood in for a measurement / children considered.
+
+    python benchmarks/search_landscape.py --landscapes kernels_cache/landscapes/h100 --gpu h100
+
+writes benchmarks/results/search-landscape-<gpu>.json when the data are real measurements and
+every held-out problem has a landscape; otherwise only under --out.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import commit  # noqa: E402
+from search_bench import search_once  # noqa: E402
+from search_control import (CI_LEVEL, RandomScoreForecaster, bootstrap_mean_ci, censored_fraction,  # noqa: E402
+                            control_name, protocol_factory, split_control, tie_floor)
+
+from workbench.dataset.shipped import load_shipped  # noqa: E402
+from workbench.dataset.sources import RecordSet  # noqa: E402
+from workbench.execution.executors import CacheExecutor  # noqa: E402
+from workbench.landscape import LandscapeGenerator, load_protocol, read_landscapes  # noqa: E402
+from workbench.problems import get_problem  # noqa: E402
+from workbench.store import Store  # noqa: E402
+
+RESULTS_DIR = Path(__file__).parent / "results"
+BASELINE = "measure_all"
+METHODS = (BASELINE, "screen_topk", control_name("screen_topk"), "uncertainty_aware", control_name("uncertainty_aware"))
+N_BOOT, BOOT_SEED = 10_000, 0
+
+
+def learned(records, searched: str):
+    from workbench.forecast.learned import LearnedForecaster
+
+    return LearnedForecaster().fit(records.problems, records.candidates, records.measurements)
+
+
+def roofline(records, searched: str):
+    from workbench.forecast.roofline import RooflineForecaster
+
+    return RooflineForecaster()
+
+
+FORECASTERS = {"learned": learned, "roofline": roofline}
+
+
+def training_records(landscape_dir: Path, train_data: Sequence[Path], gpu: str, protocol) -> RecordSet:
+    """Every row of `gpu` from the landscapes and the extra data (the protocol factory drops the
+    held-out problems' rows before any fit)."""
+    rs = RecordSet()
+    for d in [landscape_dir, *train_data]:
+        part = load_shipped(d)
+        rs.problems += part.problems
+        rs.candidates += part.candidates
+        rs.measurements += [m for m in part.measurements if m.hardware_key == gpu]
+    return rs
+
+
+def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: Sequence[int], protocol,
+                 forecaster: str = "learned", train_data: Sequence[Path] = (), k: int = 4, m: int = 4,
+                 methods: Sequence[str] = METHODS) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    lands = read_landscapes(landscape_dir)
+    held = [pid for pid in protocol.heldout if pid in lands]
+    if not held:
+        raise SystemExit(f"{landscape_dir} holds no landscape of a held-out problem ({', '.join(protocol.heldout)})")
+    rs = load_shipped(landscape_dir)
+    fit = any(split_control(x)[1] is None and x != BASELINE for x in methods)
+    t0 = time.time()
+    fc = protocol_factory(FORECASTERS[forecaster], protocol)(
+        training_records(landscape_dir, train_data, gpu, protocol), "") if fit else None
+    fit_s = round(time.time() - t0, 1)
+    runs: list[dict[str, Any]] = []
+    for pid in held:
+        problem = get_problem(pid)
+        ms = [x for x in rs.measurements if x.problem_id == pid and x.hardware_key == gpu]
+        with tempfile.TemporaryDirectory(prefix="search_landscape_") as tmp, Store(Path(tmp) / "s.sqlite") as store:
+            for budget in budgets:
+                for method in methods:
+                    base, control = split_control(method)
+                    for seed in seeds:
+                        ex = CacheExecutor(ms, gpu)
+                        gen = LandscapeGenerator([lands[pid]], ex.candidate_ids)
+                        f = RandomScoreForecaster(seed) if control else (fc if base != BASELINE else None)
+                        r = search_once(store, problem, ex, gen, f, base, seed, budget, k, m)
+                        r["method"] = method
+                        runs.append(r)
+    return runs, {"heldout_searched": held, "forecaster_fit_s": fit_s}
+
+
+def _median_ci(values: Sequence[float]) -> list[float] | None:
+    x = np.asarray(values, dtype=float)
+    if len(x) < 2:
+        return None
+    idx = np.random.default_rng(BOOT_SEED).integers(0, len(x), size=(N_BOOT, len(x)))
+    meds = np.median(x[idx], axis=1)
+    lo, hi = np.quantile(meds, [(1 - CI_LEVEL) / 2, (1 + CI_LEVEL) / 2])
+    return [float(lo), float(hi)]
+
+
+def score(runs: list[dict[str, Any]], tie_rel: float) -> dict[str, dict[str, Any]]:
+    """The module docstring's metrics from the runs."""
+    floor = tie_floor(tie_rel)
+    target = {(r["problem_id"], r["seed"], r["budget"]): r["best_speedup"] for r in runs if r["method"] == BASELINE}
+    frac: dict[tuple, float] = {}
+    out: dict[str, dict[str, Any]] = {}
+    for r in runs:
+        t = target.get((r["problem_id"], r["seed"], r["budget"]))
+        if t:
+            frac[(r["method"], r["problem_id"], r["seed"], r["budget"])] = censored_fraction(r, t, floor)
+    for method in dict.fromkeys(r["method"] for r in runs):
+        for budget in sorted({r["budget"] for r in runs}):
+            rs = [r for r in runs if r["method"] == method and r["budget"] == budget]
+            fr = [frac[(method, r["problem_id"], r["seed"], budget)] for r in rs
+                  if (method, r["problem_id"], r["seed"], budget) in frac]
+            ratios = [r["best_speedup"] / target[(r["problem_id"], r["seed"], budget)] for r in rs
+                      if target.get((r["problem_id"], r["seed"], budget))]
+            block: dict[str, Any] = {
+                "runs": len(rs), "budget_fraction_to_match_median": statistics.median(fr) if fr else None,
+                "budget_fraction_to_match_median_ci": _median_ci(fr),
+                "final_best_ratio_median": statistics.median(ratios) if ratios else None,
+                "match_rate": sum(f <= 1 for f in fr) / len(fr) if fr else None}
+            if split_control(method)[0] == "uncertainty_aware":
+                considered = sum(r["considered"] for r in rs)
+                block["trusted_share"] = sum(r.get("trusted") or 0 for r in rs) / considered if considered else None
+            ctl = control_name(method) if split_control(method)[1] is None and method != BASELINE else None
+            if ctl and any(r["method"] == ctl for r in runs):
+                diffs = [frac[(ctl, p, s, budget)] - frac[(method, p, s, budget)]
+                         for (mm, p, s, b) in frac if mm == method and b == budget and (ctl, p, s, budget) in frac]
+                block["vs_random_diff"] = statistics.fmean(diffs) if diffs else None
+                block["vs_random_diff_ci"] = bootstrap_mean_ci(diffs)
+                block["vs_random_pairs"] = len(diffs)
+            out[f"{method}@{budget}"] = block
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--landscapes", type=Path, required=True, help="a shipped landscape folder (landscape_bench --merge)")
+    ap.add_argument("--gpu", default="h100")
+    ap.add_argument("--budgets", default="32,64,128")
+    ap.add_argument("--seeds", type=int, default=5)
+    ap.add_argument("--k", type=int, default=4, help="children measured per parent")
+    ap.add_argument("--m", type=int, default=4, help="children generated per measured child (16 = 4 x 4)")
+    ap.add_argument("--forecaster", choices=sorted(FORECASTERS), default="learned")
+    ap.add_argument("--methods", default=",".join(METHODS))
+    ap.add_argument("--train-data", type=Path, nargs="*", default=[],
+                    help="more shipped data to fit on (held-out problems' rows are dropped)")
+    ap.add_argument("--protocol", type=Path, default=None)
+    ap.add_argument("--out", type=Path, default=None, help="also write the results file here")
+    args = ap.parse_args(argv)
+    protocol = load_protocol(args.protocol)
+    budgets = [int(b) for b in args.budgets.split(",") if b]
+    methods = [x for x in args.methods.split(",") if x]
+    if BASELINE not in methods:
+        ap.error("measure_all is every metric's reference: keep it in --methods")
+    t0 = time.time()
+    runs, info = run_searches(args.landscapes, args.gpu, budgets, list(range(args.seeds)), protocol, args.forecaster,
+                              args.train_data, args.k, args.m, methods)
+    synthetic = any(x.reason == "synthetic" for x in load_shipped(args.landscapes).measurements)
+    doc = {"benchmark": "search-landscape", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
+           "metrics": score(runs, protocol.tie_rel),
+           "setup": {"protocol": protocol.describe(), "budgets": budgets, "seeds": args.seeds, "k": args.k,
+                     "m": args.m, "children_per_parent": args.k * args.m, "methods": methods,
+                     "forecaster": args.forecaster, "train_data": [str(p) for p in args.train_data],
+                     "landscapes": str(args.landscapes), "tie_rel": protocol.tie_rel, "synthetic": synthetic,
+                     "seconds": round(time.time() - t0, 1), **info},
+           "runs": runs}
+    name = f"search-landscape-{args.gpu}.json"
+    full = not synthetic and set(info["heldout_searched"]) == set(protocol.heldout) and args.seeds >= 5
+    paths = ([RESULTS_DIR / name] if full else []) + ([args.out / name] if args.out else [])
+    if not paths:
+        print("a partial or synthetic run is not a result: pass --out DIR to keep it", file=sys.stderr)
+    for p in paths:
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps(doc, indent=1, default=float) + "\n")
+        print(f"wrote {p}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,51 @@
+"""benchmarks/landscape_bench.py in its --cpu smoke mode: two shards, then the merge."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench.landscape import read_landscapes
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("landscape_bench", ROOT / "benchmarks" / "landscape_bench.py")
+bench = importlib.util.module_from_spec(spec)
+sys.modules["landscape_bench"] = bench
+spec.loader.exec_module(bench)
+
+ARGS = ["--cpu", "--problems", "L1/08_max_rows", "--max-points", "2"]
+
+
+def test_a_shard_renders_only_its_points_in_the_landscapes_order():
+    pids = ["L1/08_max_rows", "L1/13_rms_norm_bf16"]
+    order = [c.id for land in bench.landscapes(pids, 40, 0, 0).values() for c in land.candidates]
+    for i in range(3):
+        assert [c.id for c in bench.shard_candidates(pids, 40, 0, 0, i, 3)] == order[i::3]
+
+
+def test_shards_then_merge(tmp_path):
+    for i in (0, 1):
+        assert bench.main(ARGS + ["--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")]) == 0
+    s0 = json.loads((tmp_path / "s0" / "landscape-summary-cpu-shard0of2.json").read_text())
+    assert s0["candidates"] == 1 and s0["measured"] == 1 and s0["scaling"] is None
+    with pytest.raises(SystemExit, match="unmeasured"):  # one shard alone is not the landscape
+        bench.main(["--cpu", "--merge", str(tmp_path / "s0"), "--gpu", "cpu", "--ship", str(tmp_path / "part")])
+    # A second call of shard 0 with --resume finds nothing left to measure.
+    assert bench.main(ARGS + ["--shard", "0/2", "--out", str(tmp_path / "again"),
+                              "--resume", str(tmp_path / "s0" / "landscape-cpu-shard0of2.jsonl")]) == 0
+    again = json.loads((tmp_path / "again" / "landscape-summary-cpu-shard0of2.json").read_text())
+    assert again["measured"] == 0 and again["already_done"] == 1
+    ship = tmp_path / "ship"
+    assert bench.main(["--cpu", "--merge", str(tmp_path / "s0"), str(tmp_path / "s1"), "--gpu", "cpu",
+                       "--ship", str(ship)]) == 0
+    doc = json.loads((ship / "dataset-landscape-cpu.json").read_text())
+    m = doc["metrics"]
+    assert m["problems"] == 1 and m["heldout_problems"] == 1 and m["correct_rows"] == 2
+    assert m["points_per_problem_median"] == 2 and m["ray_gpus"] is None and m["ray_scaling"] is None
+    assert m["random_order_budget_to_best_median"] == doc["per_problem"]["L1/08_max_rows"]["random_order_budget_to_best"]
+    assert not (bench.RESULTS_DIR / "dataset-landscape-cpu.json").exists()  # smoke output is never a result
+    land = read_landscapes(ship)["L1/08_max_rows"]
+    assert len(land.points) == 2 and len(land.candidates) == 2
