@@ -58,6 +58,12 @@ class SearchRunner:
         """True while the background thread is alive (preparing or stepping)."""
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def hardware_key(self) -> str:
+        """The GPU type the current run measures on (e.g. "h100"), "" before it is built."""
+        hw = getattr(self._run, "hardware", None)
+        return str(getattr(hw, "key", "") or "")
+
     def start(self, problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int = 0,
               k: int = 2, m: int = 3, max_seeds: int = 2, executor: str | None = None,
               ray_address: str | None = None) -> None:

@@ -10,7 +10,7 @@ from bokeh.models import ColumnDataSource, NumberFormatter
 from bokeh.plotting import figure
 
 from workbench.commands.common import executor_from_env
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 from workbench.search.loop import best_curve
 from workbench.ui.dataset_view import TITLES
 from workbench.ui.runner import SearchRunner, candidate_rows
@@ -57,6 +57,8 @@ class SearchView(pn.viewable.Viewer):
 
     selected_candidate = param.String(default="")
     selected_gpu = param.String(default="")
+    selected_search = param.String(default="", doc="the search the clicked row belongs to")
+    selected_replay = param.Boolean(default=False, doc="that search replays recorded measurements")
 
     def __init__(self, store, runner: SearchRunner, **params):
         super().__init__(**params)
@@ -64,7 +66,8 @@ class SearchView(pn.viewable.Viewer):
         probs = problem_options(store)
         self.problem = pn.widgets.AutocompleteInput(
             name="Problem (type a name, level or tag)", options=probs, value=next(iter(probs.values()), ""),
-            case_sensitive=False, search_strategy="includes", min_characters=1, restrict=True)
+            case_sensitive=False, search_strategy="includes", min_characters=1, restrict=True,
+            css_classes=["wb-problem"])
         gpus = gpu_options(store)
         self.gpu = pn.widgets.Select(name="GPU", options=gpus, value=next(iter(gpus.values()), None))
         self.forecaster = pn.widgets.Select(name="Forecaster", options=FORECASTERS, value="learned")
@@ -101,9 +104,25 @@ class SearchView(pn.viewable.Viewer):
             self.status.object = NO_DATA
             self.start_btn.disabled = True
 
+    def chosen_problem(self) -> str:
+        """The problem id to search: the text typed in the problem box when it names a problem
+        (a label of the list or an id), the picked value when nothing was typed. Typed text that
+        names no problem raises ConfigError (the box keeps its previous value then, and a search
+        of that previous problem is not what the user asked for)."""
+        typed = (self.problem.value_input or "").strip()
+        if not typed:
+            return self.problem.value
+        options = self.problem.options
+        if typed in options:
+            return options[typed]
+        if typed in options.values():
+            return typed
+        raise ConfigError(f"unknown problem {typed!r}: pick one from the list (type part of a name, "
+                          "a level or a tag, then choose)")
+
     def _start(self, event=None) -> None:
         try:
-            self._runner.start(self.problem.value, self.gpu.value, self.method.value,
+            self._runner.start(self.chosen_problem(), self.gpu.value, self.method.value,
                                self.forecaster.value, self.budget.value)
             self._message = ""
         except WorkbenchError as e:  # a bad choice is shown, not raised into the server
@@ -156,7 +175,11 @@ class SearchView(pn.viewable.Viewer):
     def _on_click(self, event) -> None:
         row = self.table.value.iloc[event.row]
         gpu = str(self._runner.config.get("gpu", self.gpu.value))
-        self.selected_gpu = gpu.split(":", 1)[1] if gpu.startswith("replay:") else gpu
+        self.selected_replay = gpu.startswith("replay:")
+        self.selected_search = self._runner.search_id or ""
+        # A live run's GPU type (h100) keys its measurements, not the device name (cuda:0).
+        self.selected_gpu = gpu.split(":", 1)[1] if gpu.startswith("replay:") else (
+            self._runner.hardware_key or gpu)
         cid = str(row["candidate"])
         if cid == self.selected_candidate:
             self.param.trigger("selected_candidate")  # reopen the same candidate
