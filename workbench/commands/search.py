@@ -16,7 +16,7 @@ from workbench.errors import ConfigError
 from workbench.search.methods import METHODS
 
 FORECASTERS = ("learned", "roofline", "llm", "none")
-GENERATORS = ("auto", "mutation", "replay", "llm")
+GENERATORS = ("auto", "mutation", "replay", "llm", "llm-guided")
 
 
 def register(sub) -> None:
@@ -43,7 +43,11 @@ def register(sub) -> None:
                    "starts, the run's own once a kernel is measured, the estimate before either) or "
                    "only the analytic estimate")
     p.add_argument("--generator", choices=GENERATORS, default="auto",
-                   help="auto = replay for --gpu replay:*, else mutation")
+                   help="auto = replay for --gpu replay:*, else mutation; llm: the model of "
+                   "--llm-base-url writes each child; llm-guided: the model chooses which mutation "
+                   "edits to apply (one call per parent; works with small models). With --gpu "
+                   "replay:* the llm generators seed from the recording, and their children, never "
+                   "measured, are recorded as not in the replay cache")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--k", type=int, default=4, help="children measured per parent")
     p.add_argument("--m", type=int, default=4, help="screening factor: m*k children generated per parent")
@@ -130,14 +134,21 @@ def build_run(store, args, progress=None):
     kind = args.generator
     if kind == "auto":
         kind = "replay" if args.gpu.startswith("replay:") else "mutation"
+    replay = args.gpu.startswith("replay:")
+    seeds = (ReplayGenerator(store.candidates(problem_id=problem.id), executor.candidate_ids)
+             if replay else ZooGenerator())
     if kind == "replay":
-        generator = ReplayGenerator(store.candidates(problem_id=problem.id), executor.candidate_ids)
+        generator = seeds
     elif kind == "mutation":
         generator = MutationGenerator(ZooGenerator())
+    elif kind == "llm-guided":
+        from workbench.search.generators import LLMGuidedGenerator
+
+        generator = LLMGuidedGenerator(llm_client(args), seed_from=seeds)
     else:
         from workbench.search.generators import LLMGenerator
 
-        generator = LLMGenerator(llm_client(args))
+        generator = LLMGenerator(llm_client(args), seed_from=seeds)
     forecaster = _forecaster(store, args, problem, executor.hardware.key, progress)
     method = make_method(args.method, k=args.k, m=args.m)
     adapt = not getattr(args, "no_adapt", False)

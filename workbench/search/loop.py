@@ -7,7 +7,8 @@ after a crash with nothing lost, and replayed deterministically.
 Event kinds and payloads (all carry "step"):
   started / resumed   {"config"} / {"at_seq"}
   selected            {"parent_id"}               (None for step 0, the seeding step)
-  generated           {"candidate": Candidate dict}
+  generated           {"candidate": Candidate dict, "parent_id", "generation" (a model-written
+                       child: its raw answer, model, tokens, seconds; see Generator.generation_info)}
   failed_generation   {"reason", "raw", tokens...}
   forecast            {"forecast": Forecast dict}
   trusted             {"candidate_id", "expected_speedup"}
@@ -327,7 +328,11 @@ class SearchRun:
             if prop.id in self.candidates or prop.problem_id != self.problem.id:
                 continue
             self.store.put_candidate(prop)
-            self._emit("generated", {"candidate": prop.to_dict(), "parent_id": parent.id if parent else None})
+            payload = {"candidate": prop.to_dict(), "parent_id": parent.id if parent else None}
+            info = self.generator.generation_info(prop.id) if hasattr(self.generator, "generation_info") else None
+            if info:
+                payload["generation"] = dict(info)
+            self._emit("generated", payload)
             new.append(prop)
         self._step_new = new
         return new

@@ -180,7 +180,11 @@ def generation_html(info: Mapping | None) -> str:
     if not info:
         return ""
     cost = cost_text(info.get("prompt_tokens", 0), info.get("completion_tokens", 0), info.get("seconds", 0.0))
-    return (f"<p><b>Generator answer</b> ({esc(info.get('model', ''))}, {cost})</p>"
+    shared = int(info.get("shared_by", 1) or 1)
+    if shared > 1:
+        cost += f" for one call that wrote {shared} children"
+    edits = f"; edits chosen: {esc(', '.join(info['edits']))}" if info.get("edits") else ""
+    return (f"<p><b>Generator answer</b> (model {code(info.get('model', ''))}, {cost}{edits})</p>"
             + pre(info.get("answer", "") or "(empty answer)", "wb-generation-text"))
 
 
