@@ -52,6 +52,10 @@ def register(sub) -> None:
     p.add_argument("--k", type=int, default=4, help="children measured per parent")
     p.add_argument("--m", type=int, default=4, help="screening factor: m*k children generated per parent")
     p.add_argument("--selector", choices=("puct", "islands"), default="puct")
+    p.add_argument("--in-flight", type=int, default=1, metavar="P",
+                   help="parents expanded per step: the next parent's children are generated and "
+                   "forecast while the previous ones are measured, and the GPUs hold up to P parents' "
+                   "kernels at once (1: one parent at a time; --resume needs the same value)")
     p.add_argument("--max-seeds", type=int, default=4, help="seed kernels measured at the start")
     p.add_argument("--no-adapt", action="store_true",
                    help="forecast with the fitted forecaster only; by default a learned forecaster's "
@@ -156,7 +160,8 @@ def build_run(store, args, progress=None):
     if stored is not None and not getattr(args, "no_adapt", False):
         adapt = bool(stored.get("adapt_forecasts", False))  # searches from before the option: off
     return SearchRun(store, problem, executor, generator, forecaster, method, budget=args.budget, seed=args.seed,
-                     selector=make_selector(args.selector), max_seeds=args.max_seeds, adapt_forecasts=adapt)
+                     selector=make_selector(args.selector), max_seeds=args.max_seeds, adapt_forecasts=adapt,
+                     in_flight=int(getattr(args, "in_flight", 1) or 1))
 
 
 def _executor(store, gpu: str, kind: str = "local", ray_address: str | None = None):

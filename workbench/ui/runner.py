@@ -27,6 +27,9 @@ from workbench.errors import ConfigError, WorkbenchError
 
 PHASES = ("idle", "preparing", "running", "paused", "finished", "stopped", "failed")
 CACHE_KEY = "workbench-runner"
+#: Parents in flight in a live search started from the app (the GPU measures one parent's
+#: children while the next parent's are generated and forecast).
+LIVE_IN_FLIGHT = 2
 
 
 class RunnerBusyError(WorkbenchError):
@@ -67,7 +70,8 @@ class SearchRunner:
 
     def start(self, problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int = 0,
               k: int = 2, m: int = 3, max_seeds: int = 2, executor: str | None = None,
-              ray_address: str | None = None, generator: str = "auto", llm=None) -> None:
+              ray_address: str | None = None, generator: str = "auto", llm=None,
+              in_flight: int | None = None) -> None:
         """Validate cheap choices here (errors raise at once), then build and run in a thread.
 
         budget: GPU measurements allowed, seeds included; k children measured per parent,
@@ -76,7 +80,9 @@ class SearchRunner:
         generator: auto | mutation | replay | llm | llm-guided. llm: the endpoint
         (`workbench.ui.llm_settings.LLMSettings`), needed by the llm forecaster and generators;
         the thread asks the server for its models before building, so an endpoint that cannot be
-        reached, or does not serve the model, fails the start with a message.
+        reached, or does not serve the model, fails the start with a message. in_flight: parents
+        expanded per step (`SearchRun`); default 1 for a replay (nothing to overlap), else
+        LIVE_IN_FLIGHT.
         """
         if not problem or self.store.get_problem(problem) is None:
             raise ConfigError(f"unknown problem {problem!r}: pick one from the list")
@@ -94,13 +100,16 @@ class SearchRunner:
             llm.check()
         env_kind, env_address = executor_from_env()
         executor = "local" if gpu.startswith("replay:") else (executor or env_kind)
+        if in_flight is None:
+            in_flight = 1 if gpu.startswith("replay:") else LIVE_IN_FLIGHT
         ray_address = ray_address or env_address
         with self._lock:
             if self.running:
                 raise RunnerBusyError("a search is already in progress: pause or stop it first")
             self.config = dict(problem=problem, gpu=gpu, method=method, forecaster=forecaster,
                                budget=int(budget), seed=int(seed), k=int(k), m=int(m), max_seeds=int(max_seeds),
-                               executor=executor, ray_address=ray_address, generator=generator, llm=llm)
+                               executor=executor, ray_address=ray_address, generator=generator, llm=llm,
+                               in_flight=int(in_flight))
             self._run, self.search_id, self.error = None, None, ""
             self.message = "building the search..."
             self._pause_requested = self._stop_requested = False
@@ -120,7 +129,8 @@ class SearchRunner:
                                   max_seeds=c["max_seeds"], executor=c["executor"], ray_address=c["ray_address"],
                                   llm_base_url=getattr(llm, "base_url", None), llm_model=getattr(llm, "model", None),
                                   llm_api_key_env=getattr(llm, "api_key_env", None),
-                                  llm_concurrency=getattr(llm, "concurrency", None))
+                                  llm_concurrency=getattr(llm, "concurrency", None),
+                                  in_flight=c.get("in_flight", 1))
         if self._build is not None:
             return self._build(self.store, args)
         if c["forecaster"] == "llm" or args.generator in ("llm", "llm-guided"):
