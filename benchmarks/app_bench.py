@@ -1,4 +1,5 @@
-"""UI latency of the Calibration tab with 10,000 forecast/measurement pairs.
+"""UI latency of the Calibration tab with 10,000 forecast/measurement pairs, the same slider in
+Chromium, and how long a search takes to begin.
 
 Fills a fresh store with N synthetic candidates, forecasts and measurements, builds the
 Calibration page from the store (as the app does), then moves the confidence threshold ~50
@@ -7,7 +8,20 @@ opacity column, stats text, synced to the Bokeh models of a rendered document) w
 `time.perf_counter`. Synthetic records are used ONLY because
 this measures UI latency, not data quality; the JSON says so in metrics.notes.
 
-    python benchmarks/app_bench.py [--candidates 10000] [--changes 50]
+Browser round trip (`slider_roundtrip_ms_p50_browser`): the Calibration page over a synthetic
+store of `--browser-forecasts` (5,000) pairs is served on 127.0.0.1 and opened in Debian's
+Chromium through Playwright; the slider handle gets `--browser-moves` ArrowRight presses, and each
+sample is the time in the page from the key press (the keydown event's arrival) to the coverage
+number changing on the page (a MutationObserver), so it covers the message to the server, the
+update there and the redraw. Skipped (null, with the reason) without Chromium or Playwright.
+
+Search start (`search_start_s_cold`, `search_start_s_warm`): over the real shipped measurements,
+the app's SearchRunner starts a replay search of L1/01_softmax on H100 with the learned
+forecaster, first with an empty fit cache (the forecaster is fitted) and then again with the same
+settings (the fit is loaded from the cache); each is the time from `start()` until the search
+exists (its id is set, the first step begins). `--no-search-start` skips it.
+
+    python benchmarks/app_bench.py [--candidates 10000] [--changes 50] [--browser-forecasts 5000]
 
 writes benchmarks/results/app-cpu.json ({"benchmark", "gpu", "date", "commit", "metrics"}).
 """
@@ -72,10 +86,111 @@ def percentile(xs: list[float], q: float) -> float:
     return s[lo] + (s[hi] - s[lo]) * (k - lo)
 
 
+CHROMIUM = "/usr/bin/chromium"
+
+#: In-page watcher: finds the coverage number through the shadow roots, records when a key press
+#: arrives (window.__t0) and when the number's text changes (window.__t1).
+_WATCH_JS = """() => {
+  const find = (root) => { const el = root.querySelector('.wb-coverage'); if (el) return el;
+    for (const n of root.querySelectorAll('*')) { if (n.shadowRoot) { const f = find(n.shadowRoot); if (f) return f; } }
+    return null; };
+  const el = find(document); if (!el) return null;
+  const prev = el.textContent; window.__t0 = null; window.__t1 = null;
+  if (!window.__keyHooked) { window.__keyHooked = true;
+    document.addEventListener('keydown', () => { if (window.__t0 === null) window.__t0 = performance.now(); }, true); }
+  const root = el.getRootNode();
+  const obs = new MutationObserver(() => { const now = find(document);
+    if (now && now.textContent !== prev && window.__t1 === null) { window.__t1 = performance.now(); obs.disconnect(); } });
+  obs.observe(root, {subtree: true, childList: true, characterData: true});
+  return prev; }"""
+
+
+def browser_roundtrip_ms(n_forecasts: int, moves: int) -> tuple[list[float], str]:
+    """Slider key press to updated coverage in Chromium (ms per sample), or ([], why not)."""
+    if not Path(CHROMIUM).exists():
+        return [], f"no Chromium at {CHROMIUM}"
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        return [], "playwright is not installed"
+    import panel as pn
+    from panel.tests.util import serve_component
+
+    from workbench.ui.calibration_page import CalibrationPage
+
+    times: list[float] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        store = synthetic_store(Path(tmp) / "browser.sqlite", n_forecasts, seed=2)
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
+                    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+                page = browser.new_page(viewport={"width": 1400, "height": 1000})
+                page.set_default_timeout(120_000)
+                serve_component(page, lambda: CalibrationPage(store), address="127.0.0.1")
+                page.locator(".wb-coverage").wait_for()
+                handle = page.locator(".noUi-handle").first
+                handle.focus()
+                for _ in range(moves):
+                    if page.evaluate(_WATCH_JS) is None:
+                        break
+                    handle.press("ArrowRight")
+                    try:
+                        page.wait_for_function("() => window.__t1 !== null", timeout=10_000)
+                    except Exception:  # noqa: BLE001 - the number did not change (same 3 decimals)
+                        continue
+                    times.append(page.evaluate("() => window.__t1 - window.__t0"))
+                browser.close()
+        finally:
+            pn.state.kill_all_servers()
+            store.close()
+    return times, ""
+
+
+def search_start_s() -> dict[str, float | str]:
+    """Seconds from SearchRunner.start to a begun search, with an empty fit cache then a warm one."""
+    import os
+
+    from workbench.dataset import DEFAULT_SHIPPED_DIR, load_into_store
+    from workbench.problems import list_problems
+    from workbench.store import Store
+    from workbench.ui.runner import SearchRunner
+
+    out: dict[str, float | str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        old = os.environ.get("WORKBENCH_CACHE_DIR")
+        os.environ["WORKBENCH_CACHE_DIR"] = str(Path(tmp) / "fit-cache")
+        try:
+            store = Store(Path(tmp) / "shipped.sqlite")
+            store.put_problems(list_problems())
+            load_into_store(DEFAULT_SHIPPED_DIR, store)
+            runner = SearchRunner(store)
+            for name in ("search_start_s_cold", "search_start_s_warm"):
+                t0 = time.perf_counter()
+                runner.start("L1/01_softmax", "replay:h100", "screen_topk", "learned", budget=8)
+                while runner.search_id is None and runner.phase in ("preparing", "running"):
+                    time.sleep(0.02)
+                if runner.search_id is None:
+                    raise RuntimeError(f"the search did not start: {runner.error}")
+                out[name] = round(time.perf_counter() - t0, 2)
+                runner.join()
+            store.close()
+        finally:
+            if old is None:
+                os.environ.pop("WORKBENCH_CACHE_DIR", None)
+            else:
+                os.environ["WORKBENCH_CACHE_DIR"] = old
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--candidates", type=int, default=10_000)
     ap.add_argument("--changes", type=int, default=50)
+    ap.add_argument("--browser-forecasts", type=int, default=5_000)
+    ap.add_argument("--browser-moves", type=int, default=30)
+    ap.add_argument("--no-browser", action="store_true", help="skip the Chromium round trip")
+    ap.add_argument("--no-search-start", action="store_true", help="skip the search start timings")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "app-cpu.json"))
     args = ap.parse_args(argv)
 
@@ -108,6 +223,17 @@ def main(argv: list[str] | None = None) -> int:
             times.append(1000 * (time.perf_counter() - t0))
             coverages.append(view.summary.coverage)
         store.close()
+    extra: dict = {}
+    if not args.no_browser:
+        trips, why = browser_roundtrip_ms(args.browser_forecasts, args.browser_moves)
+        extra["slider_roundtrip_ms_p50_browser"] = round(statistics.median(trips), 1) if trips else None
+        extra["slider_roundtrip_ms_p95_browser"] = round(percentile(trips, 0.95), 1) if trips else None
+        extra["slider_roundtrip_samples"] = len(trips)
+        extra["browser_forecasts"] = args.browser_forecasts
+        if why:
+            extra["slider_roundtrip_skipped"] = why
+    if not args.no_search_start:
+        extra.update(search_start_s())
     out = {
         "benchmark": "app", "gpu": "cpu", "date": time.strftime("%Y-%m-%d"), "commit": commit(),
         "metrics": {
@@ -118,10 +244,16 @@ def main(argv: list[str] | None = None) -> int:
             "calibration_page_load_ms": round(load_ms, 1),
             "store_fill_s": round(fill_s, 1),
             "coverage_range": [round(min(coverages), 3), round(max(coverages), 3)],
+            **extra,
             "notes": ("Synthetic candidates, forecasts and measurements, used only because this "
                       "benchmark measures server-side UI latency (CalibrationView threshold updates: "
                       "summary, opacity column, stats text, synced into a Bokeh document), not data quality. Timed with "
-                      "time.perf_counter on a shared 2-core CPU machine, no browser round trip."),
+                      "time.perf_counter on a shared 2-core CPU machine (threshold_update_ms_*: server side, no browser). "
+                      "slider_roundtrip_ms_*_browser: key press on the slider to the coverage number "
+                      "changing in Chromium (performance.now in the page), synthetic forecasts. "
+                      "search_start_s_*: real shipped measurements, learned forecaster, replay of H100: "
+                      "start() to the search existing, empty fit cache (cold) then the same settings "
+                      "again (warm)."),
         },
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

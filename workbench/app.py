@@ -107,8 +107,9 @@ def build(store=None) -> pn.template.BaseTemplate:
 
     def open_candidate(view):
         def cb(*_):
-            inspector.hardware_key = view.selected_gpu
-            inspector.candidate_id = view.selected_candidate
+            inspector.show(view.selected_candidate, view.selected_gpu,
+                           search_id=getattr(view, "selected_search", ""),
+                           replay=getattr(view, "selected_replay", False))
             tabs.active = TABS.index("Inspector")
         view.param.watch(cb, ["selected_candidate"])
 

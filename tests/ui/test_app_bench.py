@@ -13,7 +13,8 @@ def test_app_bench_writes_latency_json(tmp_path):
     bench = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(bench)
     out = tmp_path / "app.json"
-    assert bench.main(["--candidates", "300", "--changes", "12", "--out", str(out)]) == 0
+    assert bench.main(["--candidates", "300", "--changes", "12", "--no-browser", "--no-search-start",
+                       "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["benchmark"] == "app" and data["gpu"] == "cpu" and data["date"] and data["commit"]
     m = data["metrics"]

@@ -6,7 +6,8 @@ over a fresh database holding the shipped H100/H200 measurements, plus roofline 
 Calibration tab has something to show without the minute-long held-out computation). Then: the
 page loads with no GPU and says REPLAY; a replay search starts and candidates appear; moving the
 threshold slider changes the coverage and risk text; opening a candidate shows its diff and
-reasoning. Screenshots of each view go to the test's temporary directory; `make screenshots` runs
+reasoning; a second Start with the same settings begins within 5 s (the fitted forecaster comes
+from the fit cache). Screenshots of each view go to the test's temporary directory; `make screenshots` runs
 this module with WORKBENCH_SCREENSHOTS_DIR=benchmarks/results/screenshots to regenerate the README's.
 """
 from __future__ import annotations
@@ -118,6 +119,21 @@ def test_replay_search_shows_candidates(page, artifacts):
     assert rows.count() >= 8  # budget 8 GPU measurements, each a row
     assert page.locator(".wb-candidates").get_by_text("measured").count() >= 1
     _shot(page, artifacts, "search")
+
+
+def test_second_start_with_the_same_settings_begins_within_5_s(page):
+    """The learned forecaster fitted by the first Start is loaded from the fit cache."""
+    import time
+
+    first = page.locator(".wb-search-status p").first.inner_text()
+    old_id = re.search(r"search (\S+) of", first).group(1)
+    t0 = time.perf_counter()
+    page.get_by_role("button", name="Start").click()
+    new_search = re.compile(r"search (?!" + re.escape(old_id) + r"\b)\S+ of")
+    expect(page.locator(".wb-search-status p").first).to_have_text(new_search, timeout=30_000)
+    began_s = time.perf_counter() - t0
+    assert began_s < 5.0, f"the second Start began after {began_s:.1f} s"
+    expect(page.locator(".wb-search-status p").first).to_contain_text("finished", timeout=LONG_MS)
 
 
 def test_threshold_slider_changes_coverage_and_risk(page, artifacts):

@@ -67,12 +67,16 @@ def add_llm_options(p) -> None:
     p.add_argument("--llm-model", default=None, metavar="NAME",
                    help="model name on that server (default $WORKBENCH_LLM_MODEL); the API key, if "
                    "the server needs one, is read from $WORKBENCH_LLM_API_KEY")
+    p.add_argument("--llm-concurrency", type=int, default=None, metavar="N",
+                   help="requests in flight to that server at once (default 4)")
 
 
 def llm_client(args):
-    """A ChatClient from `--llm-base-url` / `--llm-model`, else the environment; errors name the
-    flag and the variable to set, not Python arguments."""
-    from workbench.llm.client import ENV_BASE_URL, ENV_MODEL, ChatClient
+    """A ChatClient from `--llm-base-url` / `--llm-model` / `--llm-concurrency`, else the
+    environment; the key from the variable named by `args.llm_api_key_env` (the app's settings
+    panel; default WORKBENCH_LLM_API_KEY). Errors name the flag and the variable to set, not
+    Python arguments."""
+    from workbench.llm.client import ENV_API_KEY, ENV_BASE_URL, ENV_MODEL, ChatClient
     from workbench.llm.errors import LLMConfigError
 
     url = (getattr(args, "llm_base_url", None) or os.environ.get(ENV_BASE_URL) or "").strip()
@@ -86,4 +90,9 @@ def llm_client(args):
     if not model:
         raise LLMConfigError(f"no model name: pass --llm-model NAME or set {ENV_MODEL}; the server "
                              f"lists the names it serves at {url.rstrip('/')}/models")
-    return ChatClient.from_env(base_url=url, model=model)
+    key_env = (getattr(args, "llm_api_key_env", None) or ENV_API_KEY).strip()
+    concurrency = getattr(args, "llm_concurrency", None)
+    if concurrency is not None and int(concurrency) < 1:
+        raise LLMConfigError(f"--llm-concurrency {concurrency}: at least 1 request in flight")
+    return ChatClient(base_url=url, model=model, api_key=os.environ.get(key_env) or None,
+                      max_concurrency=int(concurrency) if concurrency else 4)

@@ -16,7 +16,7 @@ from workbench.errors import ConfigError
 from workbench.search.methods import METHODS
 
 FORECASTERS = ("learned", "roofline", "llm", "none")
-GENERATORS = ("auto", "mutation", "replay", "llm")
+GENERATORS = ("auto", "mutation", "replay", "llm", "llm-guided")
 
 
 def register(sub) -> None:
@@ -43,11 +43,19 @@ def register(sub) -> None:
                    "starts, the run's own once a kernel is measured, the estimate before either) or "
                    "only the analytic estimate")
     p.add_argument("--generator", choices=GENERATORS, default="auto",
-                   help="auto = replay for --gpu replay:*, else mutation")
+                   help="auto = replay for --gpu replay:*, else mutation; llm: the model of "
+                   "--llm-base-url writes each child; llm-guided: the model chooses which mutation "
+                   "edits to apply (one call per parent; works with small models). With --gpu "
+                   "replay:* the llm generators seed from the recording, and their children, never "
+                   "measured, are recorded as not in the replay cache")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--k", type=int, default=4, help="children measured per parent")
     p.add_argument("--m", type=int, default=4, help="screening factor: m*k children generated per parent")
     p.add_argument("--selector", choices=("puct", "islands"), default="puct")
+    p.add_argument("--in-flight", type=int, default=1, metavar="P",
+                   help="parents expanded per step: the next parent's children are generated and "
+                   "forecast while the previous ones are measured, and the GPUs hold up to P parents' "
+                   "kernels at once (1: one parent at a time; --resume needs the same value)")
     p.add_argument("--max-seeds", type=int, default=4, help="seed kernels measured at the start")
     p.add_argument("--no-adapt", action="store_true",
                    help="forecast with the fitted forecaster only; by default a learned forecaster's "
@@ -130,14 +138,21 @@ def build_run(store, args, progress=None):
     kind = args.generator
     if kind == "auto":
         kind = "replay" if args.gpu.startswith("replay:") else "mutation"
+    replay = args.gpu.startswith("replay:")
+    seeds = (ReplayGenerator(store.candidates(problem_id=problem.id), executor.candidate_ids)
+             if replay else ZooGenerator())
     if kind == "replay":
-        generator = ReplayGenerator(store.candidates(problem_id=problem.id), executor.candidate_ids)
+        generator = seeds
     elif kind == "mutation":
         generator = MutationGenerator(ZooGenerator())
+    elif kind == "llm-guided":
+        from workbench.search.generators import LLMGuidedGenerator
+
+        generator = LLMGuidedGenerator(llm_client(args), seed_from=seeds)
     else:
         from workbench.search.generators import LLMGenerator
 
-        generator = LLMGenerator(llm_client(args))
+        generator = LLMGenerator(llm_client(args), seed_from=seeds)
     forecaster = _forecaster(store, args, problem, executor.hardware.key, progress)
     method = make_method(args.method, k=args.k, m=args.m)
     adapt = not getattr(args, "no_adapt", False)
@@ -145,7 +160,8 @@ def build_run(store, args, progress=None):
     if stored is not None and not getattr(args, "no_adapt", False):
         adapt = bool(stored.get("adapt_forecasts", False))  # searches from before the option: off
     return SearchRun(store, problem, executor, generator, forecaster, method, budget=args.budget, seed=args.seed,
-                     selector=make_selector(args.selector), max_seeds=args.max_seeds, adapt_forecasts=adapt)
+                     selector=make_selector(args.selector), max_seeds=args.max_seeds, adapt_forecasts=adapt,
+                     in_flight=int(getattr(args, "in_flight", 1) or 1))
 
 
 def _executor(store, gpu: str, kind: str = "local", ray_address: str | None = None):

@@ -68,6 +68,13 @@ class Generator(abc.ABC):
     def children(self, ctx: GenerationContext) -> list[Candidate | FailedGeneration]:
         """Up to `ctx.n` new children of `ctx.parent` (fewer when no more exist)."""
 
+    def generation_info(self, candidate_id: str) -> dict[str, Any] | None:
+        """How a candidate this generator returned was written, for the search's `generated`
+        event: a model's raw answer ("answer"), "model", "prompt_tokens", "completion_tokens",
+        "seconds" (wall time of the call) and "shared_by" (children written by that one call).
+        None for generators that call no model."""
+        return None
+
 
 # --------------------------------------------------------------------------- zoo + mutation
 class ZooGenerator(Generator):
@@ -222,6 +229,7 @@ class LLMGenerator(Generator):
         self.system = system or "You write fast, correct GPU kernels in Triton for PyTorch modules."
         self.chat_kwargs = {"max_tokens": 4096, "temperature": 0.8, **(chat_kwargs or {})}
         self.name = f"llm:{getattr(client, 'model', 'model')}"
+        self._info: dict[str, dict[str, Any]] = {}
 
     def seeds(self, problem: Problem) -> list[Candidate]:
         return self.seed_from.seeds(problem)
@@ -257,7 +265,112 @@ class LLMGenerator(Generator):
             if cid in ctx.seen or cid == ctx.parent.id or any(getattr(c, "id", None) == cid for c in out):
                 out.append(FailedGeneration(f"the answer repeats an existing candidate ({cid})", raw=text, **cost))
                 continue
-            out.append(Candidate.from_source(ctx.problem.id, source, parent_id=ctx.parent.id,
-                                             generation=ctx.parent.generation + 1,
-                                             origin=f"llm:{model}:{self.prompt_id}"))
+            child = Candidate.from_source(ctx.problem.id, source, parent_id=ctx.parent.id,
+                                          generation=ctx.parent.generation + 1,
+                                          origin=f"llm:{model}:{self.prompt_id}")
+            self._info[child.id] = {"answer": text[-8000:], "model": model, "shared_by": 1, **cost}
+            out.append(child)
         return out
+
+    def generation_info(self, candidate_id: str) -> dict[str, Any] | None:
+        return self._info.get(candidate_id)
+
+
+# --------------------------------------------------------------------------- LLM-guided mutation
+#: One line per mutation operator, as the model reads it.
+EDIT_HELP = {
+    "block": "change a block or tile size (BLOCK*/TILE*) to a neighbouring power of two",
+    "num_warps": "change or add num_warps (warps per program) at the launch",
+    "num_stages": "change or add num_stages (software pipelining depth)",
+    "grid": "change the work per program (GROUP*/ROWS*/PER_PROGRAM*/SPLIT*/CHUNK*)",
+    "unroll": "change a loop's unroll factor",
+    "acc_dtype": "switch an accumulator or cast between fp32 and fp16/bf16",
+    "swap_order": "reorder two independent loads, or the operands of a commutative op",
+}
+_EDITS_LINE = re.compile(r"EDITS\s*:\s*(.+)", re.I)
+
+
+def chosen_edits(answer: str, allowed: Sequence[str]) -> list[str]:
+    """The edit names an answer chose, best first, each once: those on its last `EDITS:` line,
+    else every allowed name the answer mentions, in order of first mention."""
+    lines = _EDITS_LINE.findall(answer or "")
+    text = lines[-1] if lines else (answer or "")
+    found = sorted(((m.start(), op) for op in allowed
+                    for m in [re.search(rf"\b{re.escape(op)}\b", text, re.I)] if m), key=lambda t: t[0])
+    return [op for _, op in found]
+
+
+class LLMGuidedGenerator(Generator):
+    """Children by the mutation operators, chosen by an LLM: one chat call per parent
+    (`prompts/choose_edits.md`) lists the operators that can change the parent; the answer names
+    the edits to try, best first, and each child applies one of them (cycling through the chosen
+    ones with different values until `ctx.n` children or no new edit). Every child is a valid
+    module by construction, so a small model can steer a search it could not write kernels for.
+    An answer that names no edit, or a failed call, is one FailedGeneration carrying the answer.
+    Origins are "llm-guided:<model>:<mutation origin>". Seeds come from `seed_from`.
+    """
+
+    def __init__(self, client: ChatLike, seed_from: Generator | None = None,
+                 chat_kwargs: dict[str, Any] | None = None, ops: Sequence[str] = OPS):
+        self.client = client
+        self.template = (PROMPTS_DIR / "choose_edits.md").read_text()
+        self.seed_from = seed_from or ZooGenerator()
+        self.ops = tuple(ops)
+        self.chat_kwargs = {"max_tokens": 256, "temperature": 0.7, **(chat_kwargs or {})}
+        self.name = f"llm-guided:{getattr(client, 'model', 'model')}"
+        self._info: dict[str, dict[str, Any]] = {}
+
+    def seeds(self, problem: Problem) -> list[Candidate]:
+        return self.seed_from.seeds(problem)
+
+    def generation_info(self, candidate_id: str) -> dict[str, Any] | None:
+        return self._info.get(candidate_id)
+
+    def prompt(self, ctx: GenerationContext, ops: Sequence[str]) -> list[dict[str, str]]:
+        p = ctx.problem
+        user = render_prompt(self.template, problem_id=p.id, dtype=p.dtype, hardware=ctx.hardware_key or "GPU",
+                             edits="\n".join(f"- {op}: {EDIT_HELP.get(op, op)}" for op in ops),
+                             parent_source=ctx.parent.source.strip(),
+                             parent_result=describe_result(ctx.parent_measurement, ctx.parent_speedup, 1500))
+        return [{"role": "system", "content": "You choose edits that make GPU kernels faster."},
+                {"role": "user", "content": user}]
+
+    def children(self, ctx: GenerationContext) -> list[Candidate | FailedGeneration]:
+        from workbench.search.mutations import applicable_ops
+
+        ops = applicable_ops(ctx.parent, self.ops)
+        if not ops:
+            return []
+        try:
+            res = self.client.chat(self.prompt(ctx, ops), **self.chat_kwargs)
+        except Exception as e:  # noqa: BLE001 - a failed call is a failed generation, not a crash
+            return [FailedGeneration(f"chat call failed: {type(e).__name__}: {e}")]
+        text = getattr(res, "text", "") or ""
+        cost = {"prompt_tokens": int(getattr(res, "prompt_tokens", 0) or 0),
+                "completion_tokens": int(getattr(res, "completion_tokens", 0) or 0),
+                "seconds": float(getattr(res, "seconds", 0.0) or 0.0)}
+        chosen = chosen_edits(text, ops)
+        if not chosen:
+            return [FailedGeneration("the answer names none of the edits offered", raw=text, **cost)]
+        model = getattr(self.client, "model", "model")
+        out: list[Candidate] = []
+        seen = set(ctx.seen) | {ctx.parent.id}
+        stuck = set()
+        i = 0
+        while len(out) < ctx.n and len(stuck) < len(chosen):
+            op = chosen[i % len(chosen)]
+            i += 1
+            if op in stuck:
+                continue
+            kids = neighbourhood(ctx.parent, 1, seed=ctx.rng.getrandbits(32), ops=[op], max_depth=2, exclude=seen)
+            if not kids:
+                stuck.add(op)
+                continue
+            k = kids[0]
+            seen.add(k.id)
+            out.append(Candidate.from_source(k.problem_id, k.source, backend=k.backend, parent_id=k.parent_id,
+                                             generation=k.generation, origin=f"llm-guided:{model}:{k.origin}"))
+        for c in out:
+            self._info[c.id] = {"answer": text[-8000:], "model": model, "shared_by": len(out),
+                                "edits": chosen, **cost}
+        return list(out)

@@ -6,13 +6,16 @@ after a crash with nothing lost, and replayed deterministically.
 
 Event kinds and payloads (all carry "step"):
   started / resumed   {"config"} / {"at_seq"}
-  selected            {"parent_id"}               (None for step 0, the seeding step)
-  generated           {"candidate": Candidate dict}
+  selected            {"parent_id", "slot"}       (None for step 0, the seeding step; "slot" = which
+                                                 of the step's in_flight parents, only when > 1)
+  children_done       {"parent_id", "slot"}       (in_flight > 1: that parent's generation is complete)
+  generated           {"candidate": Candidate dict, "parent_id", "generation" (a model-written
+                       child: its raw answer, model, tokens, seconds; see Generator.generation_info)}
   failed_generation   {"reason", "raw", tokens...}
   forecast            {"forecast": Forecast dict}
   trusted             {"candidate_id", "expected_speedup"}
   queued              {"candidate_id", "rank"}
-  measuring           {"candidate_ids"}            (written right before they go to the executor)
+  measuring           {"candidate_ids", "slot"}    (written right before they go to the executor)
   measured            {"measurement": Measurement dict}
   archived            {"entry": archive Entry payload}
   step_done           {"gpu_measurements", "considered"}
@@ -25,7 +28,8 @@ unmeasured, highest expected speedup first, up to the budget; each is archived a
 measured (its trusted entry is replaced). The run then ends as exhausted when nothing trusted
 is left, or as budget spent.
 
-Determinism: step s draws from `random.Random(f"{seed}:{s}")`, and a step depends only on the
+Determinism: step s draws from `random.Random(f"{seed}:{s}")` (with several parents in
+flight, slot i of step s from `random.Random(f"{seed}:{s}:{i}")`), and a step depends only on the
 state left by the steps before it, which is rebuilt from events. A crash inside a step is
 repaired on resume by re-running that step: events it had already written are reused (not
 written twice, not re-measured), the missing ones are written. Budget = number of `measured`
@@ -44,50 +48,20 @@ import random
 import statistics
 import threading
 from concurrent.futures import as_completed
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from workbench.errors import ConfigError
 from workbench.records import Candidate, Forecast, Measurement, Problem, Status
 from workbench.search.archive import MEASURED, TRUSTED, Archive, Entry
+from workbench.search.steps import Batch as _Batch, Partial as _Partial, event_key as _key
 from workbench.search.generators import FailedGeneration, GenerationContext, Generator
 from workbench.search.methods import Method, MethodContext
 from workbench.search.selection import PUCTSelector, Selector
 
 _CONFIG_KEYS = ("problem_id", "method", "generator", "forecaster", "budget", "seed", "selector",
-                "hardware_key", "max_seeds", "adapt_forecasts")
+                "hardware_key", "max_seeds", "adapt_forecasts", "in_flight")
 #: Stored value of a config key that searches written before the key existed lack.
-_CONFIG_DEFAULTS = {"adapt_forecasts": False}
-
-
-@dataclass
-class _Partial:
-    """Events already written for the step being (re)run, keyed by (kind, key)."""
-
-    step: int = -1
-    events: dict[tuple[str, str], dict] = field(default_factory=dict)
-
-    def get(self, kind: str, key: str = "") -> dict | None:
-        return self.events.get((kind, key))
-
-    def kinds(self) -> set[str]:
-        return {k for k, _ in self.events}
-
-
-def _key(kind: str, payload: dict) -> str:
-    if kind == "generated":
-        return payload["candidate"]["id"]
-    if kind == "forecast":
-        return payload["forecast"]["candidate_id"]
-    if kind == "measured":
-        return payload["measurement"]["candidate_id"]
-    if kind == "archived":
-        return payload["entry"]["candidate_id"]
-    if kind in ("trusted", "queued"):
-        return payload["candidate_id"]
-    if kind == "failed_generation":
-        return str(payload.get("index", ""))
-    return ""
+_CONFIG_DEFAULTS = {"adapt_forecasts": False, "in_flight": 1}
 
 
 class SearchRun:
@@ -96,12 +70,22 @@ class SearchRun:
     budget: GPU measurements allowed (seeds included). max_seeds: seeds measured at step 0.
     max_steps: parent expansions allowed (default 20 * budget) and max_idle: consecutive steps
     that produce no new child before the run ends as exhausted.
+
+    in_flight: parents expanded per step. With 1 (the default) a step selects one parent,
+    generates and forecasts its children and waits for their measurements. With P > 1 a step
+    selects P parents from the same state (each selection counted, so PUCT spreads them) and hands
+    each parent's measurements to the executor as soon as they are planned: generating and
+    forecasting the next parent's children overlaps the measurement of the previous ones, and the
+    executor holds up to P parents' kernels at once. The step then waits for all of them, so
+    the next step still sees every result (deterministic; resume repairs a step as a unit). The
+    budget stays exact: each parent's queue is cut to the budget left minus the measurements
+    already handed over in the step.
     """
 
     def __init__(self, store, problem: Problem, executor, generator: Generator, forecaster, method: Method,
                  budget: int, seed: int = 0, selector: Selector | None = None, max_seeds: int = 4,
                  max_steps: int | None = None, max_idle: int = 25, name: str = "",
-                 adapt_forecasts: bool = True):
+                 adapt_forecasts: bool = True, in_flight: int = 1):
         if budget < 1:
             raise ConfigError(f"budget must be at least 1 GPU measurement, got {budget}")
         if method.needs_forecaster and forecaster is None:
@@ -114,6 +98,9 @@ class SearchRun:
         self.max_idle = max_idle
         self.name = name
         self.adapt_forecasts = bool(adapt_forecasts)
+        if int(in_flight) < 1:
+            raise ConfigError(f"in_flight counts parents expanded at once and must be at least 1, got {in_flight}")
+        self.in_flight = int(in_flight)
         self.hardware = executor.hardware
         self.search_id: str | None = None
         self.prior_reference_ms: float | None = None
@@ -137,17 +124,24 @@ class SearchRun:
         self.finish_reason = ""
         self._partial = _Partial()
         self._step_new: list[Candidate] = []
+        self._reserved = 0  # measurements handed to the executor in this step, not yet recorded
         self.on_event: Callable[[str, dict], None] | None = None
 
     def config(self) -> dict[str, Any]:
         return {"problem_id": self.problem.id, "method": self.method.describe(), "generator": self.generator.name,
                 "forecaster": getattr(self.forecaster, "name", None), "budget": self.budget, "seed": self.seed,
                 "selector": self.selector.describe(), "hardware_key": self.hardware.key,
-                "max_seeds": self.max_seeds, "name": self.name, "adapt_forecasts": self.adapt_forecasts}
+                "max_seeds": self.max_seeds, "name": self.name, "adapt_forecasts": self.adapt_forecasts,
+                "in_flight": self.in_flight}
 
     @property
     def budget_left(self) -> int:
         return self.budget - self.used
+
+    @property
+    def unreserved(self) -> int:
+        """Budget left that no measurement handed to the executor in this step claims."""
+        return self.budget - self.used - self._reserved
 
     # ------------------------------------------------------------------ events
     def _emit(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
@@ -255,6 +249,7 @@ class SearchRun:
         if self.step_index > self.max_steps:
             return self._finish("max_steps reached")
         rng = random.Random(f"{self.seed}:{self.step_index}")
+        self._step_new, self._reserved = [], 0
         deferred = self._deferred() if self.idle_steps >= self.max_idle else []
         if deferred:  # the generator ran dry: spend the budget left on the trusted candidates
             self._emit("selected", {"parent_id": None, "deferred": True})
@@ -267,27 +262,8 @@ class SearchRun:
             new = self._record_generated(proposals, parent=None)
             self._forecast(new)
             self._measure_and_archive(new, parent=None)
-        else:
-            parent_id = self.selector.select(self.archive, rng, self.step_index)
-            if parent_id is None:
-                return self._finish("no usable parent: every archived kernel failed")
-            self._emit("selected", {"parent_id": parent_id})
-            parent = self.candidates[parent_id]
-            entry = self.archive[parent_id]
-            ctx = GenerationContext(problem=self.problem, parent=parent, n=self.method.n_children, rng=rng,
-                                    seen=set(self.candidates), parent_measurement=self.measurements.get(parent_id),
-                                    parent_speedup=entry.speedup, hardware_key=self.hardware.key)
-            proposals = self._reuse_or(lambda: self.generator.children(ctx))
-            new = self._record_generated(proposals, parent=parent)
-            fc = self._forecast(new)
-            best = self.archive.best_measured()
-            plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.budget_left, list(self.history),
-                                                           best.speedup if best is not None else None,
-                                                           self._calibration_set()))
-            by_id = {c.id: c for c in new}
-            for cid in plan.trust:
-                self._trust(by_id[cid], fc.get(cid), parent_id)
-            self._measure_and_archive([by_id[cid] for cid in plan.measure], parent=parent)
+        elif not self._expand(rng):
+            return self._finish("no usable parent: every archived kernel failed")
         if not deferred:
             self.idle_steps = 0 if self._step_new else self.idle_steps + 1
         self._emit("step_done", {"gpu_measurements": self.used, "considered": self.considered,
@@ -302,34 +278,84 @@ class SearchRun:
             return False
         return True
 
-    def _reuse_or(self, generate: Callable[[], list]) -> list:
-        """Generation for this step: reuse the repaired step's proposals when generation had
-        completed before the crash (a later stage was written), else generate."""
-        p = self._partial
-        later = {"forecast", "trusted", "queued", "measured", "archived"}
-        if p.step == self.step_index and p.kinds() & later:
-            out: list = []
-            for (kind, _), payload in p.events.items():
-                if kind == "generated":
-                    out.append(Candidate.from_dict(payload["candidate"]))
-                elif kind == "failed_generation":
-                    out.append(FailedGeneration(payload["reason"], payload.get("raw", "")))
-            return out
-        return list(generate())
+    def _expand(self, rng: random.Random) -> bool:
+        """Expand `in_flight` parents (see the class doc); False when no parent can be selected."""
+        batches: list[_Batch] = []
+        for slot in range(self.in_flight):
+            if slot and self.unreserved <= 0:
+                break  # nothing left to measure: later parents' children could only be trusted
+            tag = {"slot": slot} if self.in_flight > 1 else {}
+            if tag:  # one stream per slot: a slot repaired from its events draws nothing from the others'
+                rng = random.Random(f"{self.seed}:{self.step_index}:{slot}")
+            parent_id = self.selector.select(self.archive, rng, self.step_index)
+            if parent_id is None:
+                if slot == 0:
+                    return False
+                break
+            self._emit("selected", {"parent_id": parent_id, **tag})
+            parent = self.candidates[parent_id]
+            entry = self.archive[parent_id]
+            ctx = GenerationContext(problem=self.problem, parent=parent, n=self.method.n_children, rng=rng,
+                                    seen=set(self.candidates), parent_measurement=self.measurements.get(parent_id),
+                                    parent_speedup=entry.speedup, hardware_key=self.hardware.key)
+            proposals = self._reuse_or(lambda: self.generator.children(ctx), slot if tag else None)
+            new = self._record_generated(proposals, parent=parent, slot=slot if tag else None)
+            if tag:
+                self._emit("children_done", {"parent_id": parent_id, **tag})
+            fc = self._forecast(new)
+            best = self.archive.best_measured()
+            plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.unreserved, list(self.history),
+                                                           best.speedup if best is not None else None,
+                                                           self._calibration_set()))
+            by_id = {c.id: c for c in new}
+            for cid in plan.trust:
+                self._trust(by_id[cid], fc.get(cid), parent_id)
+            batches.append(self._submit([by_id[cid] for cid in plan.measure], parent, slot=slot if tag else None))
+        self._collect(batches)
+        return True
 
-    def _record_generated(self, proposals: list, parent: Candidate | None) -> list[Candidate]:
+    def _reuse_or(self, generate: Callable[[], list], slot: int | None = None) -> list:
+        """Generation for this step (or this slot of it): reuse the repaired step's proposals
+        when generation had completed before the crash, else generate. Completed means: a later
+        stage was written (one parent per step), or the slot's `children_done` event was."""
+        p = self._partial
+        if p.step != self.step_index:
+            return list(generate())
+        if slot is None:
+            done = bool(p.kinds() & {"forecast", "trusted", "queued", "measured", "archived"})
+        else:
+            done = p.get("children_done", str(slot)) is not None
+        if not done:
+            return list(generate())
+        out: list = []
+        for (kind, _), payload in p.events.items():
+            if payload.get("slot") != slot:
+                continue
+            if kind == "generated":
+                out.append(Candidate.from_dict(payload["candidate"]))
+            elif kind == "failed_generation":
+                out.append(FailedGeneration(payload["reason"], payload.get("raw", "")))
+        return out
+
+    def _record_generated(self, proposals: list, parent: Candidate | None,
+                          slot: int | None = None) -> list[Candidate]:
         new: list[Candidate] = []
+        tag = {} if slot is None else {"slot": slot}
         for i, prop in enumerate(proposals):
             if isinstance(prop, FailedGeneration):
                 self._emit("failed_generation", {"index": i, "parent_id": parent.id if parent else None,
-                                                 **prop.to_payload()})
+                                                 **tag, **prop.to_payload()})
                 continue
             if prop.id in self.candidates or prop.problem_id != self.problem.id:
                 continue
             self.store.put_candidate(prop)
-            self._emit("generated", {"candidate": prop.to_dict(), "parent_id": parent.id if parent else None})
+            payload = {"candidate": prop.to_dict(), "parent_id": parent.id if parent else None, **tag}
+            info = self.generator.generation_info(prop.id) if hasattr(self.generator, "generation_info") else None
+            if info:
+                payload["generation"] = dict(info)
+            self._emit("generated", payload)
             new.append(prop)
-        self._step_new = new
+        self._step_new.extend(new)
         return new
 
     def _forecast(self, cands: list[Candidate]) -> dict[str, Forecast]:
@@ -412,11 +438,19 @@ class SearchRun:
                              parent_ids: dict[str, str | None] | None = None) -> None:
         """Measure `queue` (cut to the budget left) and archive each as measured, as a child of
         `parent`, or of `parent_ids[candidate id]` when given (deferred trusted candidates)."""
-        queue = queue[: max(0, self.budget_left)]
+        self._collect([self._submit(queue, parent, parent_ids)])
+
+    def _submit(self, queue: list[Candidate], parent: Candidate | None,
+                parent_ids: dict[str, str | None] | None = None, slot: int | None = None) -> _Batch:
+        """Queue `queue` (cut to the unreserved budget) and hand what is not already measured to
+        the executor without waiting; `_collect` records the results."""
+        queue = queue[: max(0, self.unreserved)]
+        self._reserved += len(queue)
         todo: list[Candidate] = []
         reused: dict[str, Measurement] = {}
         repairing = self._partial.step == self.step_index
-        in_flight = set((self._partial.get("measuring") or {}).get("candidate_ids", [])) if repairing else set()
+        key = "" if slot is None else str(slot)
+        in_flight = set((self._partial.get("measuring", key) or {}).get("candidate_ids", [])) if repairing else set()
         for rank, c in enumerate(queue):
             self._emit("queued", {"candidate_id": c.id, "rank": rank})
             prior = self._partial.get("measured", c.id) if repairing else None
@@ -426,19 +460,34 @@ class SearchRun:
                 reused[c.id] = self._stored_or_poisoned(c)
             else:
                 todo.append(c)
-        fresh: dict[str, Measurement] = {}
+        futures: list = []
         if todo:
-            self._emit("measuring", {"candidate_ids": [c.id for c in todo]})
-            for fut in as_completed(self.executor.submit(self.problem, todo)):
-                m = fut.result()
-                self.store.put_measurement(m)  # kept at once: a run that dies later still has it
-                fresh[m.candidate_id] = m
-        for c in queue:  # events in queue order, whatever order the executor finished in
-            m = reused.get(c.id) or fresh[c.id]
-            self._emit("measured", {"measurement": m.to_dict()})
-            pid = parent_ids[c.id] if parent_ids is not None else (parent.id if parent else None)
-            self._archive(c, kind=MEASURED, status=m.status.value, speedup=m.speedup if m.ok else None,
-                          parent_id=pid)
+            self._emit("measuring", {"candidate_ids": [c.id for c in todo], **({} if slot is None else {"slot": slot})})
+            futures = self.executor.submit(self.problem, todo)
+            for fut in futures:  # kept as soon as it is back: a run that dies later still has it
+                fut.add_done_callback(self._keep)
+        return _Batch(queue, parent, parent_ids, reused, futures)
+
+    def _keep(self, fut) -> None:
+        """Store a returned measurement (runs in the thread that completed the future)."""
+        if not fut.cancelled() and fut.exception() is None:
+            self.store.put_measurement(fut.result())
+
+    def _collect(self, batches: list[_Batch]) -> None:
+        """Wait for every batch's measurements (each stored as it arrived, see `_keep`), then
+        write measured / archived events in submission and queue order."""
+        fresh: dict[str, Measurement] = {}
+        for fut in as_completed([f for b in batches for f in b.futures]):
+            m = fut.result()
+            fresh[m.candidate_id] = m
+        for b in batches:
+            self._reserved -= len(b.queue)
+            for c in b.queue:
+                m = b.reused.get(c.id) or fresh[c.id]
+                self._emit("measured", {"measurement": m.to_dict()})
+                pid = b.parent_ids[c.id] if b.parent_ids is not None else (b.parent.id if b.parent else None)
+                self._archive(c, kind=MEASURED, status=m.status.value, speedup=m.speedup if m.ok else None,
+                              parent_id=pid)
 
     def _stored_or_poisoned(self, c: Candidate) -> Measurement:
         """A candidate that was with the executor when the run died: its stored measurement

@@ -16,6 +16,7 @@ events stay in the store; `workbench search --resume ID` can still continue it f
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 import traceback
 from typing import Any, Callable
@@ -26,6 +27,9 @@ from workbench.errors import ConfigError, WorkbenchError
 
 PHASES = ("idle", "preparing", "running", "paused", "finished", "stopped", "failed")
 CACHE_KEY = "workbench-runner"
+#: Parents in flight in a live search started from the app (the GPU measures one parent's
+#: children while the next parent's are generated and forecast).
+LIVE_IN_FLIGHT = 2
 
 
 class RunnerBusyError(WorkbenchError):
@@ -58,14 +62,27 @@ class SearchRunner:
         """True while the background thread is alive (preparing or stepping)."""
         return self._thread is not None and self._thread.is_alive()
 
+    @property
+    def hardware_key(self) -> str:
+        """The GPU type the current run measures on (e.g. "h100"), "" before it is built."""
+        hw = getattr(self._run, "hardware", None)
+        return str(getattr(hw, "key", "") or "")
+
     def start(self, problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int = 0,
               k: int = 2, m: int = 3, max_seeds: int = 2, executor: str | None = None,
-              ray_address: str | None = None) -> None:
+              ray_address: str | None = None, generator: str = "auto", llm=None,
+              in_flight: int | None = None) -> None:
         """Validate cheap choices here (errors raise at once), then build and run in a thread.
 
         budget: GPU measurements allowed, seeds included; k children measured per parent,
         m*k generated (screening factor). executor: "local" or "ray" for live measurement
         (default: $WORKBENCH_EXECUTOR, $WORKBENCH_RAY_ADDRESS); replays never use Ray.
+        generator: auto | mutation | replay | llm | llm-guided. llm: the endpoint
+        (`workbench.ui.llm_settings.LLMSettings`), needed by the llm forecaster and generators;
+        the thread asks the server for its models before building, so an endpoint that cannot be
+        reached, or does not serve the model, fails the start with a message. in_flight: parents
+        expanded per step (`SearchRun`); default 1 for a replay (nothing to overlap), else
+        LIVE_IN_FLIGHT.
         """
         if not problem or self.store.get_problem(problem) is None:
             raise ConfigError(f"unknown problem {problem!r}: pick one from the list")
@@ -76,15 +93,23 @@ class SearchRunner:
             raise ConfigError(f"method {method} needs a forecaster; choose one, or use measure_all")
         if int(budget) < 1:
             raise ConfigError("the budget counts GPU measurements and must be at least 1")
+        if forecaster == "llm" or generator in ("llm", "llm-guided"):
+            if llm is None:
+                raise ConfigError("the llm forecaster and generators need an endpoint: fill in the "
+                                  "Language model settings")
+            llm.check()
         env_kind, env_address = executor_from_env()
         executor = "local" if gpu.startswith("replay:") else (executor or env_kind)
+        if in_flight is None:
+            in_flight = 1 if gpu.startswith("replay:") else LIVE_IN_FLIGHT
         ray_address = ray_address or env_address
         with self._lock:
             if self.running:
                 raise RunnerBusyError("a search is already in progress: pause or stop it first")
             self.config = dict(problem=problem, gpu=gpu, method=method, forecaster=forecaster,
                                budget=int(budget), seed=int(seed), k=int(k), m=int(m), max_seeds=int(max_seeds),
-                               executor=executor, ray_address=ray_address)
+                               executor=executor, ray_address=ray_address, generator=generator, llm=llm,
+                               in_flight=int(in_flight))
             self._run, self.search_id, self.error = None, None, ""
             self.message = "building the search..."
             self._pause_requested = self._stop_requested = False
@@ -96,14 +121,32 @@ class SearchRunner:
         from workbench.commands.search import build_run
 
         c = self.config
+        llm = c.get("llm")
         args = argparse.Namespace(problem=c["problem"], gpu=c["gpu"], method=c["method"],
                                   forecaster=c["forecaster"], forecaster_path=None,
-                                  reference_time="measured", generator="auto",
+                                  reference_time="measured", generator=c.get("generator", "auto"),
                                   budget=c["budget"], seed=c["seed"], k=c["k"], m=c["m"], selector="puct",
-                                  max_seeds=c["max_seeds"], executor=c["executor"], ray_address=c["ray_address"])
+                                  max_seeds=c["max_seeds"], executor=c["executor"], ray_address=c["ray_address"],
+                                  llm_base_url=getattr(llm, "base_url", None), llm_model=getattr(llm, "model", None),
+                                  llm_api_key_env=getattr(llm, "api_key_env", None),
+                                  llm_concurrency=getattr(llm, "concurrency", None),
+                                  in_flight=c.get("in_flight", 1))
         if self._build is not None:
             return self._build(self.store, args)
+        if c["forecaster"] == "llm" or args.generator in ("llm", "llm-guided"):
+            self._check_endpoint(llm)
         return build_run(self.store, args, progress=self._progress)
+
+    def _check_endpoint(self, llm) -> None:
+        """Ask the server for its models: unreachable, or not serving the model, is an LLMError."""
+        from workbench.llm.errors import LLMConfigError
+
+        self.message = f"asking {llm.base_url} for its models..."
+        models = llm.served_models()
+        if llm.model not in models:
+            raise LLMConfigError(f"{llm.base_url} does not serve a model named {llm.model!r}; it serves "
+                                 f"{', '.join(models[:20]) or 'none'}: type one of those in the Language "
+                                 "model settings")
 
     def _progress(self, message: str) -> None:
         """Stage messages of the build (a fit's progress), shown by the search view."""
@@ -139,7 +182,10 @@ class SearchRunner:
             self._fail(e)
 
     def _fail(self, e: Exception) -> None:
-        self.error = f"{type(e).__name__}: {e}\n{traceback.format_exc()[-1500:]}"
+        """`error` is what the page shows: a WorkbenchError's own message (it says what to do),
+        else the exception's type and message; the traceback goes to the server's log only."""
+        self.error = str(e) if isinstance(e, WorkbenchError) else f"{type(e).__name__}: {e}"
+        print(f"workbench: search failed: {self.error}\n{traceback.format_exc()[-3000:]}", file=sys.stderr)
         self.phase = "failed"
         self._close()
 

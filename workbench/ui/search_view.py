@@ -10,9 +10,10 @@ from bokeh.models import ColumnDataSource, NumberFormatter
 from bokeh.plotting import figure
 
 from workbench.commands.common import executor_from_env
-from workbench.errors import WorkbenchError
+from workbench.errors import ConfigError, WorkbenchError
 from workbench.search.loop import best_curve
 from workbench.ui.dataset_view import TITLES
+from workbench.ui.llm_settings import LLMSettingsPanel
 from workbench.ui.runner import SearchRunner, candidate_rows
 from workbench.ui.safe import code, esc
 from workbench.ui.sources import set_data
@@ -22,7 +23,9 @@ NO_DATA = ("<p><b>No recorded measurements and no GPU.</b> Load the shipped data
            "to replay searches.</p>")
 
 METHODS = ["screen_topk", "measure_all", "selective", "uncertainty_aware"]
-FORECASTERS = ["learned", "roofline", "none"]
+FORECASTERS = ["learned", "roofline", "llm", "none"]
+#: auto: replay for a REPLAY GPU, else mutation (see `workbench search --help`).
+GENERATORS = ["auto", "mutation", "llm-guided", "llm"]
 COLUMNS = ["candidate", "status", "forecast_bin", "confidence", "speedup", "over_compile", "decision", "origin"]
 
 
@@ -48,6 +51,38 @@ def gpu_options(store) -> dict[str, str]:
     return opts
 
 
+def llm_line(events: list[dict]) -> str:
+    """A status paragraph on the language model's work in a search ("" when none was used):
+    model-written children and forecasts with their tokens and seconds, and failed generations
+    with the last reason (escaped: it quotes the server and the answer)."""
+    tokens = seconds = 0.0
+    written = forecasts = 0
+    failed, last = 0, ""
+    for e in events:
+        p = e["payload"]
+        if e["kind"] == "generated" and p.get("generation"):
+            g = p["generation"]
+            share = max(1, int(g.get("shared_by", 1) or 1))
+            written += 1
+            tokens += (g.get("prompt_tokens", 0) + g.get("completion_tokens", 0)) / share
+            seconds += float(g.get("seconds", 0.0)) / share
+        elif e["kind"] == "forecast" and (p["forecast"].get("completion_tokens") or p["forecast"].get("seconds")):
+            f = p["forecast"]
+            forecasts += 1
+            tokens += f.get("prompt_tokens", 0) + f.get("completion_tokens", 0)
+            seconds += float(f.get("seconds", 0.0))
+        elif e["kind"] == "failed_generation":
+            failed += 1
+            last = p.get("reason", "")
+    if not (written or forecasts or failed):
+        return ""
+    text = (f"<p>language model: {written} children written, {forecasts} forecasts, "
+            f"{int(tokens)} tokens, {seconds:.1f} s of model time")
+    if failed:
+        text += f"; {failed} failed generations (last: {esc(last[:300])})"
+    return text + "</p>"
+
+
 class SearchView(pn.viewable.Viewer):
     """Controls of the shared runner plus a live chart and table of its current search.
 
@@ -57,6 +92,8 @@ class SearchView(pn.viewable.Viewer):
 
     selected_candidate = param.String(default="")
     selected_gpu = param.String(default="")
+    selected_search = param.String(default="", doc="the search the clicked row belongs to")
+    selected_replay = param.Boolean(default=False, doc="that search replays recorded measurements")
 
     def __init__(self, store, runner: SearchRunner, **params):
         super().__init__(**params)
@@ -64,11 +101,14 @@ class SearchView(pn.viewable.Viewer):
         probs = problem_options(store)
         self.problem = pn.widgets.AutocompleteInput(
             name="Problem (type a name, level or tag)", options=probs, value=next(iter(probs.values()), ""),
-            case_sensitive=False, search_strategy="includes", min_characters=1, restrict=True)
+            case_sensitive=False, search_strategy="includes", min_characters=1, restrict=True,
+            css_classes=["wb-problem"])
         gpus = gpu_options(store)
         self.gpu = pn.widgets.Select(name="GPU", options=gpus, value=next(iter(gpus.values()), None))
         self.forecaster = pn.widgets.Select(name="Forecaster", options=FORECASTERS, value="learned")
+        self.generator = pn.widgets.Select(name="Generator", options=GENERATORS, value="auto")
         self.method = pn.widgets.Select(name="Method", options=METHODS, value="screen_topk")
+        self.llm = LLMSettingsPanel()
         # No start/end bounds: the browser would clamp a typed value silently; the runner
         # refuses a budget below 1 with a message instead, and any larger one is honoured.
         self.budget = pn.widgets.IntInput(name="Budget (GPU measurements)", value=8)
@@ -101,10 +141,27 @@ class SearchView(pn.viewable.Viewer):
             self.status.object = NO_DATA
             self.start_btn.disabled = True
 
+    def chosen_problem(self) -> str:
+        """The problem id to search: the text typed in the problem box when it names a problem
+        (a label of the list or an id), the picked value when nothing was typed. Typed text that
+        names no problem raises ConfigError (the box keeps its previous value then, and a search
+        of that previous problem is not what the user asked for)."""
+        typed = (self.problem.value_input or "").strip()
+        if not typed:
+            return self.problem.value
+        options = self.problem.options
+        if typed in options:
+            return options[typed]
+        if typed in options.values():
+            return typed
+        raise ConfigError(f"unknown problem {typed!r}: pick one from the list (type part of a name, "
+                          "a level or a tag, then choose)")
+
     def _start(self, event=None) -> None:
         try:
-            self._runner.start(self.problem.value, self.gpu.value, self.method.value,
-                               self.forecaster.value, self.budget.value)
+            self._runner.start(self.chosen_problem(), self.gpu.value, self.method.value,
+                               self.forecaster.value, self.budget.value, generator=self.generator.value,
+                               llm=self.llm.settings())
             self._message = ""
         except WorkbenchError as e:  # a bad choice is shown, not raised into the server
             self._message = f"<p><b>cannot start:</b> {esc(e)}</p>"
@@ -133,7 +190,7 @@ class SearchView(pn.viewable.Viewer):
                 self.status.object = (f"<p>preparing a {replay} search of {code(cfg.get('problem'))}: "
                                       f"{esc(self._runner.message or 'building the search...')}</p>")
             elif phase == "failed":
-                self.status.object = f"<p><b>search failed:</b> {code(self._runner.error.splitlines()[0])}</p>"
+                self.status.object = f"<p><b>search failed:</b> {esc(self._runner.error)}</p>"
             return
         events = self._store.events(sid)
         rows = candidate_rows(events)
@@ -149,14 +206,19 @@ class SearchView(pn.viewable.Viewer):
         text = (f"<p>search {code(sid)} of {code(cfg.get('problem'))} ({replay}, {esc(phase)}): "
                 f"{len(rows)} candidates considered, {measured} / {esc(cfg.get('budget'))} "
                 f"GPU measurements, {trusted} trusted forecasts{best}</p>")
+        text += llm_line(events)
         if self._runner.error:
-            text += f"<p><b>error:</b> {code(self._runner.error.splitlines()[0])}</p>"
+            text += f"<p><b>error:</b> {esc(self._runner.error)}</p>"
         self.status.object = text
 
     def _on_click(self, event) -> None:
         row = self.table.value.iloc[event.row]
         gpu = str(self._runner.config.get("gpu", self.gpu.value))
-        self.selected_gpu = gpu.split(":", 1)[1] if gpu.startswith("replay:") else gpu
+        self.selected_replay = gpu.startswith("replay:")
+        self.selected_search = self._runner.search_id or ""
+        # A live run's GPU type (h100) keys its measurements, not the device name (cuda:0).
+        self.selected_gpu = gpu.split(":", 1)[1] if gpu.startswith("replay:") else (
+            self._runner.hardware_key or gpu)
         cid = str(row["candidate"])
         if cid == self.selected_candidate:
             self.param.trigger("selected_candidate")  # reopen the same candidate
@@ -164,8 +226,8 @@ class SearchView(pn.viewable.Viewer):
             self.selected_candidate = cid
 
     def __panel__(self):
-        controls = pn.Column(self.problem, self.gpu, self.forecaster, self.method, self.budget,
+        controls = pn.Column(self.problem, self.gpu, self.forecaster, self.generator, self.method, self.budget,
                              pn.Row(self.start_btn, self.pause_btn), pn.Row(self.resume_btn, self.stop_btn),
-                             width=340)
+                             self.llm, width=340)
         return pn.Row(controls, pn.Column(self.status, self.chart, self.table, sizing_mode="stretch_width"),
                       sizing_mode="stretch_width")
