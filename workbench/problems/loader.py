@@ -149,7 +149,7 @@ def load_file(path: str | Path, level: int | None = None, origin: str = "builtin
     meta = _meta(tree, source)
     # Executing the file validates it (a file that raises on import is reported here, naming it).
     loaded = load_source(source, name=str(path))
-    flops, bytes_moved = (loaded.flops(), loaded.bytes_moved()) if with_counts else (0.0, 0.0)
+    flops, bytes_moved, counts_source = file_counts(loaded) if with_counts else (0.0, 0.0, "unknown")
     tags = meta.get("TAGS", ())
     if isinstance(tags, str):
         tags = (tags,)
@@ -165,7 +165,26 @@ def load_file(path: str | Path, level: int | None = None, origin: str = "builtin
         flops=flops,
         bytes_moved=bytes_moved,
         origin=origin,
+        counts_source=counts_source,
     )
+
+
+def file_counts(loaded: LoadedProblem) -> tuple[float, float, str]:
+    """(flops, bytes_moved, source) of a loaded file at its loaded sizes: each count the file
+    declares (`flops()`, `bytes_moved()`) is used as is; a missing one is derived from the
+    reference traced on the meta device (`counts.derive_counts`). Source: "declared" when the
+    file declares both, else "derived", or "unknown" when a count is missing and the trace
+    failed (that count is then 0)."""
+    from workbench.problems.counts import DECLARED, DERIVED, UNKNOWN, derive_counts
+
+    has_f = callable(getattr(loaded.module, "flops", None))
+    has_b = callable(getattr(loaded.module, "bytes_moved", None))
+    if has_f and has_b:
+        return loaded.flops(), loaded.bytes_moved(), DECLARED
+    derived = derive_counts(loaded)
+    flops = loaded.flops() if has_f else derived.flops
+    nbytes = loaded.bytes_moved() if has_b else derived.bytes_moved
+    return flops, nbytes, (DERIVED if derived.source == DERIVED else UNKNOWN)
 
 
 def load_dir(root: str | Path, origin: str | None = None,
