@@ -59,6 +59,13 @@ def _show(args) -> int:
     print(f"id:        {p.id}\nlevel:     {p.level}\ncategory:  {p.category}\ndtype:     {p.dtype}")
     print(f"tags:      {', '.join(p.tags)}\nGFLOP:     {p.flops / 1e9:.4g}\nMB moved:  {p.bytes_moved / 1e6:.4g}")
     print(f"counts:    {p.count_source}\norigin:    {p.origin}")
+    from workbench.problems import load_source
+    from workbench.problems.cpu_sizes import describe
+
+    cpu = load_source(p.source, name=p.id, cpu=True)
+    how = {"file": "the file's CPU_SIZES", "auto": "chosen automatically; set CPU_SIZES in the "
+           "file to override"}.get(cpu.cpu_sizes_source, "full size")
+    print(f"CPU sizes: {describe(cpu.cpu_sizes)} ({how})")
     print(f"\n{p.description}\n\n{p.source}")
     return 0
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import math
 import re
 import types
@@ -26,6 +27,10 @@ class LoadedProblem:
     name: str
     module: types.ModuleType
     sizes: dict[str, Any] = field(default_factory=dict)
+    #: Loaded for the CPU: the sizes overridden for it, and whether they came from the file's
+    #: `CPU_SIZES` ("file") or were chosen automatically ("auto", `cpu_sizes.auto_cpu_sizes`).
+    cpu_sizes: dict[str, Any] = field(default_factory=dict)
+    cpu_sizes_source: str = ""
 
     @property
     def Model(self) -> type:  # noqa: N802 - the contract's name
@@ -98,8 +103,8 @@ def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None
                 cpu: bool = False) -> LoadedProblem:
     """Execute a problem source as a fresh module.
 
-    `sizes` overrides UPPERCASE size globals; `cpu=True` applies the file's own `CPU_SIZES`
-    (then `sizes` on top). Raises ProblemFileError naming `name` when the contract is broken
+    `sizes` overrides size globals; `cpu=True` applies the file's own `CPU_SIZES`, or, when it
+    has none, sizes chosen automatically (`cpu_sizes.auto_cpu_sizes`), then `sizes` on top. Raises ProblemFileError naming `name` when the contract is broken
     or the module fails to execute.
     """
     _check_contract(source, name)
@@ -111,8 +116,16 @@ def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None
     except Exception as e:  # noqa: BLE001 - any error in user code becomes a clear message
         raise ProblemFileError(f"{name}: executing the file failed: {type(e).__name__}: {e}") from e
     overrides: dict[str, Any] = {}
+    cpu_source = ""
     if cpu:
-        overrides.update(getattr(module, "CPU_SIZES", {}) or {})
+        if getattr(module, "CPU_SIZES", None):
+            cpu_source = "file"
+        else:
+            # No CPU_SIZES of its own: reduced sizes are chosen from the reference's trace and
+            # recorded on the module, so every later reader sees the same choice.
+            module.CPU_SIZES = _auto_cpu_sizes(source, name, module)
+            cpu_source = "auto" if module.CPU_SIZES else ""
+        overrides.update(module.CPU_SIZES or {})
     overrides.update(sizes or {})
     for k, v in overrides.items():
         if k not in module.__dict__:
@@ -120,7 +133,32 @@ def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None
         module.__dict__[k] = v
     size_globals = {k: v for k, v in module.__dict__.items()
                     if k.isupper() and isinstance(v, (int, float)) and not isinstance(v, bool)}
-    return LoadedProblem(name=name, module=module, sizes=size_globals)
+    size_globals.update(_size_globals(module))
+    return LoadedProblem(name=name, module=module, sizes=size_globals,
+                         cpu_sizes=dict(getattr(module, "CPU_SIZES", {}) or {}) if cpu else {},
+                         cpu_sizes_source=cpu_source)
+
+
+_AUTO_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _auto_cpu_sizes(source: str, name: str, module: types.ModuleType) -> dict[str, Any]:
+    """`cpu_sizes.auto_cpu_sizes` of a source, remembered per source text (the worker loads a
+    problem at CPU sizes several times per measurement)."""
+    from workbench.problems.cpu_sizes import auto_cpu_sizes
+
+    key = hashlib.sha256(source.encode()).hexdigest()
+    if key not in _AUTO_CACHE:
+        if len(_AUTO_CACHE) > 512:
+            _AUTO_CACHE.clear()
+        _AUTO_CACHE[key] = auto_cpu_sizes(module, name)
+    return dict(_AUTO_CACHE[key])
+
+
+def _size_globals(module: types.ModuleType) -> dict[str, Any]:
+    from workbench.problems.cpu_sizes import size_globals
+
+    return size_globals(module)
 
 
 def _meta(tree: ast.Module, source: str) -> dict[str, Any]:
