@@ -83,15 +83,19 @@ def test_measure_accepts_imported_ids_and_files(imported, tmp_path, capsys, monk
         assert "problem:    L1/19_ReLU" in out and "status:" in out, out
 
 
-def test_search_accepts_imported_ids_and_files(imported, capsys):
-    # Up to its seeds: a problem nobody wrote zoo kernels for resolves and reaches the generator.
+@pytest.mark.slow  # two CPU searches of budget 1 (sandboxed Triton interpreter runs)
+def test_search_accepts_imported_ids_and_files(imported, capsys, monkeypatch):
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    # A problem nobody wrote zoo kernels for: seeds come from lowering its reference.
     for argv in (["--problem", "L1/19_ReLU"], ["--problem-file", str(RELU)]):
-        main(["--db", str(imported), "search"] + argv + ["--gpu", "cpu", "--forecaster", "roofline",
-                                                          "--budget", "1", "--no-progress"])
-        err = capsys.readouterr().err
-        assert "no problem" not in err, err
+        rc = main(["--db", str(imported), "search"] + argv + ["--gpu", "cpu", "--forecaster", "roofline",
+                                                               "--budget", "1", "--no-progress"])
+        out = capsys.readouterr()
+        assert rc == 0, out.err
+        assert "GPU measurements used:   1 / 1" in out.out and "none correct" not in out.out
     with Store(imported) as st:
         assert st.get_problem("L1/19_ReLU").count_source == "derived"
+        assert any(c.origin.startswith("lowering:") for c in st.candidates(problem_id="L1/19_ReLU"))
 
 
 def test_evaluate_scores_one_problem_by_id_or_file(tmp_path, capsys):
