@@ -209,7 +209,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compile-mode", default="default", help="torch.compile mode of the baseline")
     ap.add_argument("--gpu-index", type=int, default=0)
     ap.add_argument("--workers", type=int, default=None,
-                    help="candidate workers (default: the executor's; compile and check run in parallel, GPU timing is serialised)")
+                    help="candidate workers (default: the executor's; compile and check run in "
+                    "parallel, GPU timing is serialised)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--limit", type=int, default=0, help="only the first N corpus problems")
     ap.add_argument("--cpu", action="store_true",

@@ -2,7 +2,6 @@
 and the forecasters' treatment of problems whose counts are unknown."""
 from __future__ import annotations
 
-import textwrap
 
 import numpy as np
 import pytest

@@ -62,3 +62,41 @@ def test_zoo_generator_falls_back_to_lowered_seeds():
     p = load_file(CORPUS / "level1" / "19_ReLU.py")
     seeds = ZooGenerator().seeds(p)
     assert seeds and all(c.origin.startswith("lowering:") for c in seeds)
+
+
+INPLACE = '''
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+rows = 64
+cols = 96
+class Model(nn.Module):
+    def forward(self, x):
+        y = x * 2.0
+        z = F.relu(y, inplace=True)   # overwrites y, which is read again below
+        return z + y, torch.sigmoid(x)
+def get_inputs():
+    return [torch.randn(rows, cols)]
+def get_init_inputs():
+    return []
+'''
+
+
+def test_in_place_ops_whose_input_is_read_again_stay_in_pytorch(tmp_path):
+    import types
+
+    import torch
+
+    f = tmp_path / "inplace.py"
+    f.write_text(INPLACE)
+    p = load_file(f)
+    src = lower(p, ("elementwise",))
+    assert src is not None  # the sigmoid and the multiply still lower
+    forward = src[src.index("class ModelNew(_Reference):"):]
+    assert "relu(" in forward and "inplace = True" in forward  # kept in PyTorch, in place
+    mod = types.ModuleType("cand")
+    exec(compile(src, "cand", "exec"), mod.__dict__)
+    x = torch.randn(8, 16)
+    want, got = p.load().Model()(x.clone()), mod.ModelNew()(x.clone())
+    for a, b in zip(want, got):
+        torch.testing.assert_close(a, b)

@@ -112,7 +112,3 @@ def derive_counts(loaded: Any) -> Counts:
     return Counts(flops=totals["flops"], min_bytes=float(min_bytes), op_bytes=totals["op_bytes"],
                   source=DERIVED)
 
-
-def declares_counts(module: Any) -> bool:
-    """Whether a problem module defines callable `flops()` and `bytes_moved()`."""
-    return callable(getattr(module, "flops", None)) and callable(getattr(module, "bytes_moved", None))

@@ -104,7 +104,8 @@ def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None
     """Execute a problem source as a fresh module.
 
     `sizes` overrides size globals; `cpu=True` applies the file's own `CPU_SIZES`, or, when it
-    has none, sizes chosen automatically (`cpu_sizes.auto_cpu_sizes`), then `sizes` on top. Raises ProblemFileError naming `name` when the contract is broken
+    has none, sizes chosen automatically (`cpu_sizes.auto_cpu_sizes`), then `sizes` on top.
+    Raises ProblemFileError naming `name` when the contract is broken
     or the module fails to execute.
     """
     _check_contract(source, name)

@@ -26,6 +26,7 @@ Only the reference (problem code the user chose to load) is traced; no candidate
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,15 +67,15 @@ def _is_float_tensor(n) -> bool:
 
 def _unary_expr(name: str, a: str, args: tuple, kwargs: dict) -> str | None:
     """Triton (fp32) expression of a unary op on `a`, or None when unsupported."""
-    if name in ("relu", "relu_"):
+    if name == "relu":
         return f"tl.maximum({a}, 0.0)"
-    if name in ("sigmoid", "sigmoid_"):
+    if name == "sigmoid":
         return f"(1.0 / (1.0 + tl.exp(-{a})))"
-    if name in ("tanh", "tanh_"):
+    if name == "tanh":
         return f"(2.0 / (1.0 + tl.exp(-2.0 * {a})) - 1.0)"
     if name == "gelu" and kwargs.get("approximate", "none") == "none" and len(args) <= 1:
         return f"(0.5 * {a} * (1.0 + tl.erf({a} * 0.7071067811865476)))"
-    if name in ("silu", "silu_"):
+    if name == "silu":
         return f"({a} / (1.0 + tl.exp(-{a})))"
     if name == "exp":
         return f"tl.exp({a})"
@@ -85,8 +86,9 @@ def _unary_expr(name: str, a: str, args: tuple, kwargs: dict) -> str | None:
     if name == "elu" and float(kwargs.get("alpha", args[0] if args else 1.0)) == 1.0:
         return f"tl.where({a} > 0.0, {a}, tl.exp({a}) - 1.0)"
     if name in ("hardtanh", "clamp", "clip"):
-        lo = kwargs.get("min_val", kwargs.get("min", args[0] if args else (-1.0 if name == "hardtanh" else None)))
-        hi = kwargs.get("max_val", kwargs.get("max", args[1] if len(args) > 1 else (1.0 if name == "hardtanh" else None)))
+        lo_default, hi_default = (-1.0, 1.0) if name == "hardtanh" else (None, None)
+        lo = kwargs.get("min_val", kwargs.get("min", args[0] if args else lo_default))
+        hi = kwargs.get("max_val", kwargs.get("max", args[1] if len(args) > 1 else hi_default))
         if not all(v is None or isinstance(v, (int, float)) for v in (lo, hi)) or (lo is None and hi is None):
             return None
         e = a
@@ -139,6 +141,9 @@ class _Lowerer:
         shape, dtype = _meta(node).shape, _meta(node).dtype
         tensor_args = [a for a in node.args if hasattr(a, "op")] + \
             [v for v in node.kwargs.values() if hasattr(v, "op")]
+        inplace = node.kwargs.get("inplace") or getattr(self.modules.get(node.target), "inplace", False)
+        if inplace and any(len(a.users) > 1 for a in tensor_args):
+            return False  # the reference overwrites a value that something else reads
         for a in tensor_args:
             tm = _meta(a)
             if tm is None or tm.shape != shape or tm.dtype != dtype or not _is_float_tensor(a):
@@ -192,9 +197,10 @@ class _Lowerer:
     def _undo(g: _Group, joined) -> bool:
         if joined is None:
             return False
-        # inputs added for this node stay unused only if appended last: rebuild from body
-        used = {f"x{i}" for i in range(len(g.inputs)) if any(f"x{i}" in ln for ln in g.body)}
-        g.inputs = [x for i, x in enumerate(g.inputs) if f"x{i}" in used]
+        # Inputs added for the refused node are the last ones and no accepted line reads them.
+        used = set(re.findall(r"\bx(\d+)\b", " ".join(g.body)))
+        while g.inputs and str(len(g.inputs) - 1) not in used:
+            g.inputs.pop()
         return False
 
     # ---------------------------------------------------------------- rows
