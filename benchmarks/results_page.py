@@ -307,7 +307,8 @@ def render(results_dir: Path = RESULTS) -> str:
             "written by the benchmark scripts in `benchmarks/`. What each benchmark measures, "
             "and how to read it, is in the guides: [measuring](measuring.md), "
             "[Ray](ray.md), [forecasters](forecasters.md), [search](search.md), "
-            "[RL](rl.md), [dataset](dataset.md), [app](app.md). `commit` is the commit of the "
+            "[RL](rl.md), [dataset](dataset.md), [app](app.md), [your own problems](problems.md) "
+            "(byo). `commit` is the commit of the "
             "code that wrote the file, as the file records it.", "",
             "| file | benchmark | gpu | date | commit |", "|---|---|---|---|---|")
     for name, data in datas.items():

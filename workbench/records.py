@@ -91,7 +91,10 @@ class Problem(_Record):
     """A problem in the KernelBench contract (`Model`, `get_inputs`, `get_init_inputs`).
 
     `id` is "L{level}/{file stem}", e.g. "L1/03_softmax". `flops` and `bytes_moved` are the
-    analytic counts at the problem's full size (0 when unknown, e.g. for imported files).
+    counts at the problem's full size; `counts_source` says where they came from: "declared"
+    (the file's `flops()` / `bytes_moved()`), "derived" (traced from the reference,
+    `workbench.problems.counts`) or "unknown" (neither: both 0). Records from before the field
+    have "" (read as declared when a count is > 0, else unknown: `count_source`).
     """
 
     id: str
@@ -105,6 +108,14 @@ class Problem(_Record):
     flops: float = 0.0
     bytes_moved: float = 0.0
     origin: str = "builtin"  # "builtin" or the directory it was imported from
+    counts_source: str = ""
+
+    @property
+    def count_source(self) -> str:
+        """"declared", "derived" or "unknown" (see the class doc)."""
+        if self.counts_source:
+            return self.counts_source
+        return "declared" if (self.flops > 0 or self.bytes_moved > 0) else "unknown"
 
     @property
     def source_hash(self) -> str:

@@ -46,7 +46,7 @@ def test_one_bad_file_never_stops_the_others(kb_dir):
 
 def test_execution_errors_name_the_file(kb_dir):
     p = load_file(kb_dir / "level2" / "5_Good.py")
-    assert p.level == 2 and p.flops == 0.0  # external files need no metadata
+    assert p.level == 2 and p.count_source == "derived" and p.flops > 0  # counts traced, not declared
     with pytest.raises(ProblemFileError, match="4_Raises.*boom"):
         load_source((kb_dir / "level2" / "4_Raises.py").read_text(), name=str(kb_dir / "level2" / "4_Raises.py"))
 

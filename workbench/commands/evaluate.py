@@ -44,6 +44,11 @@ def register(sub) -> None:
                    "study scores it; the argmax where none was stated)")
     p.add_argument("--bootstrap", type=int, default=1000, metavar="B",
                    help="bootstrap resamples of the problems for the CIs (default 1000)")
+    p.add_argument("--problem", help="score only this problem's measurements (id, KernelBench name "
+                   "or unique name; built-in or imported), with the forecaster fitted on the others")
+    from workbench.problems.registry import add_problem_file_option
+
+    add_problem_file_option(p)
     p.add_argument("--source", help="read this shipped-layout directory instead of the database")
     p.add_argument("--out", default="eval", help="directory for PNGs, metrics.json and "
                    "forecasts.parquet (the out-of-fold forecasts; default ./eval)")
@@ -80,6 +85,26 @@ def _records(args):
         return collect(store)
 
 
+def _held_out(args, problems, measurements):
+    """(problems, [the one problem's id]) for --problem / --problem-file: the problem is resolved
+    like every command's (built-in, imported, a file) and replaces the record of its id, so a
+    file's counts are the ones used. ConfigError when nothing of it was measured."""
+    from workbench.problems.registry import resolve
+
+    records = {p.id: p for p in problems}
+    # The records' own problems (a --source directory) count as imported ones.
+    class _Records:
+        def problems(self):
+            return list(records.values())
+
+    problem = resolve(args.problem, problem_file=args.problem_file, store=_Records())
+    if not any(m.problem_id == problem.id for m in measurements):
+        raise ConfigError(f"no measurements of {problem.id} to score; measure kernels of it with "
+                          f"`workbench measure ... --save` (or a search) first")
+    records[problem.id] = problem
+    return list(records.values()), [problem.id]
+
+
 def _evaluate(args) -> int:
     from workbench.evaluate import table
     from workbench.evaluate.controls import (discrimination_reports, evaluate_with_controls,
@@ -91,12 +116,15 @@ def _evaluate(args) -> int:
     if args.bootstrap < 0:
         raise ConfigError(f"--bootstrap is a number of resamples >= 0, got {args.bootstrap}")
     problems, candidates, measurements = _records(args)
+    held = None
+    if args.problem or args.problem_file:
+        problems, held = _held_out(args, problems, measurements)
     name = args.forecaster
     results = evaluate_with_controls(
         {name: lambda: make_forecaster(name, args.seed, args.reference_time)},
         problems, candidates, measurements, seed=args.seed, bin_convention=args.bin_convention,
         split=args.split, folds=args.folds, gpu=args.gpu, train_gpu=args.train_gpu,
-        test_gpu=args.test_gpu, out=args.out, predicted_bin=args.predicted_bin)
+        test_gpu=args.test_gpu, out=args.out, predicted_bin=args.predicted_bin, test_problems=held)
     print(f"true bins: {args.bin_convention} convention; predicted bin: {args.predicted_bin}")
     print(table(list(results.values())))
     line = offset_line(results[name])

@@ -36,8 +36,13 @@ def register(sub) -> None:
         description="Forecast the speedup of CANDIDATE.py (a file defining ModelNew) over PROBLEM's "
         "PyTorch reference, or over --parent. Prints the bin distribution, predicted bin, expected "
         "speedup, reasoning and (learned) the failure probability.")
-    p.add_argument("problem", help="problem id (L1/01_softmax) or name (01_softmax or softmax)")
-    p.add_argument("candidate", help="path of the candidate source (defines ModelNew)")
+    p.add_argument("items", nargs="+", metavar="[PROBLEM] CANDIDATE",
+                   help="problem id (L1/01_softmax, an imported L1/19_ReLU) or name (softmax), then "
+                   "the path of the candidate source (defines ModelNew); only the candidate with "
+                   "--problem-file")
+    from workbench.problems.registry import add_problem_file_option
+
+    add_problem_file_option(p)
     p.add_argument("--forecaster", choices=FORECASTERS, default="learned")
     p.add_argument("--hardware", choices=HARDWARE, default="h100",
                    help="GPU to forecast for (default h100)")
@@ -151,11 +156,13 @@ def format_forecast(f) -> str:
 
 
 def _forecast(args) -> int:
-    from workbench.problems import get_problem
+    from workbench.commands.measure import split_items
+    from workbench.problems.registry import problem_from_args
     from workbench.records import Candidate
 
-    problem = get_problem(args.problem)
-    cand = Candidate.from_source(problem.id, _read_source(args.candidate, "candidate"))
+    ref, cand_path = split_items(args)
+    problem = problem_from_args(args, ref)
+    cand = Candidate.from_source(problem.id, _read_source(cand_path, "candidate"))
     parent = None
     if args.parent:
         parent = Candidate.from_source(problem.id, _read_source(args.parent, "parent"))

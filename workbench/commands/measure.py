@@ -7,7 +7,7 @@ from pathlib import Path
 from workbench import bins
 from workbench.commands.common import add_executor_options, db_path, ray_executor
 from workbench.errors import CandidateError, ConfigError
-from workbench.problems import get_problem
+from workbench.problems.registry import add_problem_file_option, problem_from_args
 from workbench.records import Candidate, Measurement
 from workbench.textfile import read_source
 
@@ -18,8 +18,10 @@ def register(sub) -> None:
                        "seeds and a second shape, cheat guards, then CUDA-event timing of reference "
                        "and candidate on the same GPU. With --gpu cpu, Triton runs in its interpreter "
                        "at the problem's CPU sizes (a correctness check; CPU times are not GPU data).")
-    p.add_argument("problem", help="problem id (L1/01_softmax) or name (softmax)")
-    p.add_argument("candidate", help="path of a .py file defining ModelNew")
+    p.add_argument("items", nargs="+", metavar="[PROBLEM] CANDIDATE",
+                   help="problem id (L1/01_softmax, an imported L1/19_ReLU) or name (softmax), then "
+                   "the path of a .py file defining ModelNew; only the candidate with --problem-file")
+    add_problem_file_option(p)
     p.add_argument("--gpu", default="cuda:0", help="cuda:N (default cuda:0) or cpu")
     p.add_argument("--timeout", type=float, default=300.0,
                    help="seconds for compilation and correctness (default 300)")
@@ -71,9 +73,25 @@ def report(m: Measurement, candidate: Candidate, log_lines: int = 20) -> str:
     return "\n".join(lines)
 
 
+def split_items(args) -> tuple[str | None, str]:
+    """(problem reference, candidate path) from the positional arguments: PROBLEM CANDIDATE, or
+    CANDIDATE alone with --problem-file. ConfigError otherwise."""
+    items = list(args.items)
+    if getattr(args, "problem_file", None):
+        if len(items) == 1:
+            return None, items[0]
+        if len(items) == 2:
+            return items[0], items[1]
+    elif len(items) == 2:
+        return items[0], items[1]
+    raise ConfigError(f"expected PROBLEM CANDIDATE.py, or CANDIDATE.py with --problem-file PATH; "
+                      f"got {len(items)} argument(s): {' '.join(items)}")
+
+
 def _measure(args) -> int:
-    problem = get_problem(args.problem)
-    path = Path(args.candidate)
+    ref, cand_path = split_items(args)
+    problem = problem_from_args(args, ref)
+    path = Path(cand_path)
     source = read_source(path, "candidate", CandidateError)
     candidate = Candidate.from_source(problem.id, source, origin=f"file:{path.name}")
     gpu = parse_device(args.gpu)

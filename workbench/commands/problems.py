@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 
 from workbench.commands.common import db_path, table
-from workbench.problems import get_problem, list_problems, load_dir
+from workbench.problems import load_dir
+from workbench.problems.registry import add_problem_file_option, all_problems, open_store, problem_from_args
 
 
 def register(sub) -> None:
@@ -13,13 +14,16 @@ def register(sub) -> None:
                        "in the KernelBench layout (levelN/NN_Name.py).")
     ps = p.add_subparsers(dest="action", metavar="ACTION", required=True)
 
-    ls = ps.add_parser("list", help="list problems with level, category, dtype, FLOPs and bytes")
+    ls = ps.add_parser("list", help="list problems (built-in and imported into --db) with level, "
+                       "category, dtype, FLOPs, bytes and where the counts came from")
     ls.add_argument("--level", type=int, help="only this level (1, 2 or 3)")
     ls.add_argument("--tag", help="only problems with this category, tag or dtype")
     ls.set_defaults(handler=_list)
 
     sh = ps.add_parser("show", help="print one problem's metadata and source")
-    sh.add_argument("problem", help="id (L1/01_softmax) or name (01_softmax or softmax)")
+    sh.add_argument("problem", nargs="?", help="id (L1/01_softmax, L1/19_ReLU), KernelBench path "
+                    "(level1/19_ReLU.py) or name (01_softmax or softmax); or give --problem-file")
+    add_problem_file_option(sh)
     sh.set_defaults(handler=_show)
 
     im = ps.add_parser("import", help="import a KernelBench-layout directory into the database",
@@ -30,19 +34,38 @@ def register(sub) -> None:
 
 
 def _list(args) -> int:
-    probs = list_problems(level=args.level, tag=args.tag)
+    store = open_store(getattr(args, "db", None))
+    try:
+        probs = all_problems(store)
+    finally:
+        if store is not None:
+            store.close()
+    if args.level is not None:
+        probs = [p for p in probs if p.level == args.level]
+    if args.tag is not None:
+        probs = [p for p in probs if args.tag in (p.category, p.dtype) or args.tag in p.tags]
     rows = [{"id": p.id, "level": p.level, "category": p.category, "dtype": p.dtype,
-             "GFLOP": f"{p.flops / 1e9:.3g}", "MB": f"{p.bytes_moved / 1e6:.3g}"} for p in probs]
-    print(table(rows, ["id", "level", "category", "dtype", "GFLOP", "MB"]))
+             "GFLOP": f"{p.flops / 1e9:.3g}", "MB": f"{p.bytes_moved / 1e6:.3g}",
+             "counts": p.count_source, "origin": "builtin" if p.origin == "builtin" else "imported"}
+            for p in probs]
+    print(table(rows, ["id", "level", "category", "dtype", "GFLOP", "MB", "counts", "origin"]))
     levels = sorted({p.level for p in probs})
     print(f"\n{len(probs)} problems over levels {', '.join(map(str, levels))}")
     return 0
 
 
 def _show(args) -> int:
-    p = get_problem(args.problem)
+    p = problem_from_args(args, args.problem)
     print(f"id:        {p.id}\nlevel:     {p.level}\ncategory:  {p.category}\ndtype:     {p.dtype}")
     print(f"tags:      {', '.join(p.tags)}\nGFLOP:     {p.flops / 1e9:.4g}\nMB moved:  {p.bytes_moved / 1e6:.4g}")
+    print(f"counts:    {p.count_source}\norigin:    {p.origin}")
+    from workbench.problems import load_source
+    from workbench.problems.cpu_sizes import describe
+
+    cpu = load_source(p.source, name=p.id, cpu=True)
+    how = {"file": "the file's CPU_SIZES", "auto": "chosen automatically; set CPU_SIZES in the "
+           "file to override"}.get(cpu.cpu_sizes_source, "full size")
+    print(f"CPU sizes: {describe(cpu.cpu_sizes)} ({how})")
     print(f"\n{p.description}\n\n{p.source}")
     return 0
 

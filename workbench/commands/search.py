@@ -24,7 +24,10 @@ def register(sub) -> None:
                        description="Search for faster kernels of one problem. The budget counts GPU "
                        "measurements; every event is stored, so a run can be watched, stopped (Ctrl-C) "
                        "and resumed with --resume.")
-    p.add_argument("--problem", help="problem id (L1/01_softmax) or unique name")
+    p.add_argument("--problem", help="problem id (L1/01_softmax, an imported L1/19_ReLU) or unique name")
+    from workbench.problems.registry import add_problem_file_option
+
+    add_problem_file_option(p)
     p.add_argument("--gpu", default="replay:h100",
                    help="cuda:N (measure on local GPU N), cpu (Triton interpreter), or replay:KEY "
                    "(answer from recorded measurements of GPU type KEY, e.g. replay:h100)")
@@ -80,8 +83,9 @@ def _handle(args) -> int:
                      "created": s["created_at"]} for s in store.searches()]
             print(table(rows, ["id", "state", "problem", "method", "budget", "best", "created"]))
             return 0
-        if not args.problem:
-            raise ConfigError("--problem is required (or --list); `workbench problems list` shows the ids")
+        if not args.problem and not getattr(args, "problem_file", None):
+            raise ConfigError("--problem ID or --problem-file PATH is required (or --list); "
+                              "`workbench problems list` shows the ids")
         run = build_run(store, args, progress=_stderr)
         if args.resume:
             run.resume(args.resume)
@@ -129,11 +133,14 @@ def build_run(store, args, progress=None):
 
     `progress(message)` receives stage messages while the forecaster is fitted or loaded
     (the CLI prints them to stderr, the app shows them as the runner's status)."""
-    from workbench.problems import get_problem
+    from workbench.problems.registry import resolve
     from workbench.search import MutationGenerator, ReplayGenerator, SearchRun, ZooGenerator, make_method
     from workbench.search.selection import make_selector
 
-    problem = store.get_problem(args.problem) or get_problem(args.problem)
+    problem = resolve(getattr(args, "problem", None), problem_file=getattr(args, "problem_file", None),
+                      store=store)
+    if problem.origin != "builtin" and store.get_problem(problem.id) != problem:
+        store.put_problem(problem)  # a --problem-file problem is kept like an imported one
     executor = _executor(store, args.gpu, getattr(args, "executor", "local"), getattr(args, "ray_address", None))
     kind = args.generator
     if kind == "auto":

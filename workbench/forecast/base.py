@@ -6,6 +6,26 @@ from typing import Sequence
 
 from workbench.records import Candidate, Forecast, Hardware, Problem
 
+#: The most probability an extreme bin (1 or 8) may get for a problem whose FLOPs and bytes are
+#: unknown: without them nothing bounds the candidate's time from below.
+UNKNOWN_COUNTS_EXTREME_CAP = 0.5
+
+
+def temper_unknown_counts(problem: Problem, probs: Sequence[float]) -> tuple[tuple[float, ...], bool]:
+    """`probs` unchanged for a problem with declared or derived counts; for one with unknown
+    counts (`Problem.count_source == "unknown"`), mixed with the uniform distribution just
+    enough that neither extreme bin exceeds `UNKNOWN_COUNTS_EXTREME_CAP` (order of the bins and
+    the total of 1 are kept). Returns (probabilities, whether they were changed)."""
+    p = [float(x) for x in probs]
+    if problem.count_source != "unknown" or not p:
+        return tuple(p), False
+    u = 1.0 / len(p)
+    worst = max(p[0], p[-1])
+    if worst <= UNKNOWN_COUNTS_EXTREME_CAP:
+        return tuple(p), False
+    w = (worst - UNKNOWN_COUNTS_EXTREME_CAP) / (worst - u)
+    return tuple((1.0 - w) * x + w * u for x in p), True
+
 
 class Forecaster(abc.ABC):
     """Forecasts a candidate's speedup as a distribution over the 8 bins of `bins.py`.

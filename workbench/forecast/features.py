@@ -255,11 +255,13 @@ def problem_features(problem: Problem, peaks: Peaks) -> dict[str, float]:
     """Analytic size features of the problem and where it sits on this GPU's roofline."""
     flops, nbytes = max(problem.flops, 0.0), max(problem.bytes_moved, 0.0)
     ai = flops / nbytes if nbytes > 0 else 0.0
-    known = flops > 0 or nbytes > 0
+    known = (flops > 0 or nbytes > 0) and problem.count_source != "unknown"
     floor_ms = 1e3 * max(flops / peaks.flops_for(problem.dtype, True),
                          nbytes / peaks.dram_bytes_s) if known else 0.0
     return {
         "counts_known": float(known),
+        # Traced from the reference (`problems.counts`) rather than declared by the file.
+        "counts_derived": float(known and problem.count_source == "derived"),
         "log10_flops": math.log10(1 + flops),
         "log10_bytes": math.log10(1 + nbytes),
         "log2_intensity": math.log2(1 + ai),
@@ -353,7 +355,10 @@ def relative_features(problem: Problem, candidate: Candidate, peaks: Peaks,
         "ref_library_share": ref.library_share,
         "ref_launch_share": ref_launches * LAUNCH_MS / ref_ms if ref_ms > 0 else 0.0,
         "ref_log2_bytes_ratio": _log2(prof.total_bytes / nbytes) if nbytes > 0 and prof.ops else 0.0,
-        "log2_ideal_speedup": _log2(ref_ms / cand_ms) if cand_ms > 0 and ref_ms > 0 else 0.0,
+        # Without counts the candidate's floor is 0 and the ratio would only measure that
+        # zero: no information, so 0.
+        "log2_ideal_speedup": _log2(ref_ms / cand_ms)
+        if cand_ms > 0 and ref_ms > 0 and f["counts_known"] else 0.0,
         "log2_launch_ratio": _log2(ref_launches / cand_launches) if ref_launches else 0.0,
         "cand_tensor_cores": float(tensor_cores),
         "cand_library_calls": float(lib_calls),

@@ -55,7 +55,7 @@ from threadpoolctl import threadpool_limits
 
 from workbench import bins
 from workbench.errors import ConfigError, NotFittedError, WorkbenchError
-from workbench.forecast.base import BatchForecaster
+from workbench.forecast.base import BatchForecaster, temper_unknown_counts
 from workbench.forecast.features import FEATURE_NAMES, feature_matrix, log10_us, ms_of_log10_us
 from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem
 
@@ -697,7 +697,10 @@ class LearnedForecaster(BatchForecaster):
             if shift is not None and shift[i] != 0.0:
                 lead += (f"; {len(adapted.evidence)} measured kernel(s) of this problem move the "
                          f"median by {float(shift[i]):+.2f} octaves")
-            out.append(Forecast(probabilities=tuple(float(v) for v in dist),
+            dist, tempered = temper_unknown_counts(p, dist)
+            if tempered:
+                lead += "; the problem's FLOPs and bytes are unknown, so no extreme bin is trusted"
+            out.append(Forecast(probabilities=dist,
                                 reasoning=f"{lead}; strongest features: {words}.",
                                 p_fail=float(p_fail[i]), **common))
         return out

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from workbench import bins
-from workbench.forecast.base import Forecaster
+from workbench.forecast.base import Forecaster, temper_unknown_counts
 from workbench.forecast.features import LAUNCH_MS, Peaks, features, peaks_for
 from workbench.records import Candidate, Forecast, Hardware, Problem
 
@@ -142,7 +142,7 @@ class RooflineForecaster(Forecaster):
             base = reference_time(problem, f, peaks)
             against = "the PyTorch reference"
         mu = math.log2(base.ms / cand.ms)
-        probs = normal_bin_probabilities(mu, sigma)
+        probs, tempered = temper_unknown_counts(problem, normal_bin_probabilities(mu, sigma))
         if cand.bound == "unknown":
             why = (f"Problem FLOPs/bytes unknown; from launch counts alone ({cand.launches} vs "
                    f"{base.launches}) about {2 ** mu:.2g}x against {against}, very unsure.")
@@ -151,6 +151,8 @@ class RooflineForecaster(Forecaster):
                    f"candidate ~{cand.ms:.3g} ms (efficiency {cand.efficiency:.2f}, "
                    f"{cand.launches} launch(es)) vs {against} ~{base.ms:.3g} ms, so about "
                    f"{2 ** mu:.2g}x (spread {sigma:.1f} octaves).")
+        if tempered:
+            why += " Counts unknown: no extreme bin gets more than half the probability."
         if peaks.source != "table":
             why += f" Peak rates {peaks.source}."
         return Forecast(forecaster=self.name, candidate_id=candidate.id, problem_id=problem.id,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import hashlib
 import math
 import re
 import types
@@ -26,6 +27,10 @@ class LoadedProblem:
     name: str
     module: types.ModuleType
     sizes: dict[str, Any] = field(default_factory=dict)
+    #: Loaded for the CPU: the sizes overridden for it, and whether they came from the file's
+    #: `CPU_SIZES` ("file") or were chosen automatically ("auto", `cpu_sizes.auto_cpu_sizes`).
+    cpu_sizes: dict[str, Any] = field(default_factory=dict)
+    cpu_sizes_source: str = ""
 
     @property
     def Model(self) -> type:  # noqa: N802 - the contract's name
@@ -98,8 +103,9 @@ def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None
                 cpu: bool = False) -> LoadedProblem:
     """Execute a problem source as a fresh module.
 
-    `sizes` overrides UPPERCASE size globals; `cpu=True` applies the file's own `CPU_SIZES`
-    (then `sizes` on top). Raises ProblemFileError naming `name` when the contract is broken
+    `sizes` overrides size globals; `cpu=True` applies the file's own `CPU_SIZES`, or, when it
+    has none, sizes chosen automatically (`cpu_sizes.auto_cpu_sizes`), then `sizes` on top.
+    Raises ProblemFileError naming `name` when the contract is broken
     or the module fails to execute.
     """
     _check_contract(source, name)
@@ -111,8 +117,16 @@ def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None
     except Exception as e:  # noqa: BLE001 - any error in user code becomes a clear message
         raise ProblemFileError(f"{name}: executing the file failed: {type(e).__name__}: {e}") from e
     overrides: dict[str, Any] = {}
+    cpu_source = ""
     if cpu:
-        overrides.update(getattr(module, "CPU_SIZES", {}) or {})
+        if getattr(module, "CPU_SIZES", None):
+            cpu_source = "file"
+        else:
+            # No CPU_SIZES of its own: reduced sizes are chosen from the reference's trace and
+            # recorded on the module, so every later reader sees the same choice.
+            module.CPU_SIZES = _auto_cpu_sizes(source, name, module)
+            cpu_source = "auto" if module.CPU_SIZES else ""
+        overrides.update(module.CPU_SIZES or {})
     overrides.update(sizes or {})
     for k, v in overrides.items():
         if k not in module.__dict__:
@@ -120,7 +134,32 @@ def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None
         module.__dict__[k] = v
     size_globals = {k: v for k, v in module.__dict__.items()
                     if k.isupper() and isinstance(v, (int, float)) and not isinstance(v, bool)}
-    return LoadedProblem(name=name, module=module, sizes=size_globals)
+    size_globals.update(_size_globals(module))
+    return LoadedProblem(name=name, module=module, sizes=size_globals,
+                         cpu_sizes=dict(getattr(module, "CPU_SIZES", {}) or {}) if cpu else {},
+                         cpu_sizes_source=cpu_source)
+
+
+_AUTO_CACHE: dict[str, dict[str, Any]] = {}
+
+
+def _auto_cpu_sizes(source: str, name: str, module: types.ModuleType) -> dict[str, Any]:
+    """`cpu_sizes.auto_cpu_sizes` of a source, remembered per source text (the worker loads a
+    problem at CPU sizes several times per measurement)."""
+    from workbench.problems.cpu_sizes import auto_cpu_sizes
+
+    key = hashlib.sha256(source.encode()).hexdigest()
+    if key not in _AUTO_CACHE:
+        if len(_AUTO_CACHE) > 512:
+            _AUTO_CACHE.clear()
+        _AUTO_CACHE[key] = auto_cpu_sizes(module, name)
+    return dict(_AUTO_CACHE[key])
+
+
+def _size_globals(module: types.ModuleType) -> dict[str, Any]:
+    from workbench.problems.cpu_sizes import size_globals
+
+    return size_globals(module)
 
 
 def _meta(tree: ast.Module, source: str) -> dict[str, Any]:
@@ -149,7 +188,7 @@ def load_file(path: str | Path, level: int | None = None, origin: str = "builtin
     meta = _meta(tree, source)
     # Executing the file validates it (a file that raises on import is reported here, naming it).
     loaded = load_source(source, name=str(path))
-    flops, bytes_moved = (loaded.flops(), loaded.bytes_moved()) if with_counts else (0.0, 0.0)
+    flops, bytes_moved, counts_source = file_counts(loaded) if with_counts else (0.0, 0.0, "unknown")
     tags = meta.get("TAGS", ())
     if isinstance(tags, str):
         tags = (tags,)
@@ -165,7 +204,26 @@ def load_file(path: str | Path, level: int | None = None, origin: str = "builtin
         flops=flops,
         bytes_moved=bytes_moved,
         origin=origin,
+        counts_source=counts_source,
     )
+
+
+def file_counts(loaded: LoadedProblem) -> tuple[float, float, str]:
+    """(flops, bytes_moved, source) of a loaded file at its loaded sizes: each count the file
+    declares (`flops()`, `bytes_moved()`) is used as is; a missing one is derived from the
+    reference traced on the meta device (`counts.derive_counts`). Source: "declared" when the
+    file declares both, else "derived", or "unknown" when a count is missing and the trace
+    failed (that count is then 0)."""
+    from workbench.problems.counts import DECLARED, DERIVED, UNKNOWN, derive_counts
+
+    has_f = callable(getattr(loaded.module, "flops", None))
+    has_b = callable(getattr(loaded.module, "bytes_moved", None))
+    if has_f and has_b:
+        return loaded.flops(), loaded.bytes_moved(), DECLARED
+    derived = derive_counts(loaded)
+    flops = loaded.flops() if has_f else derived.flops
+    nbytes = loaded.bytes_moved() if has_b else derived.bytes_moved
+    return flops, nbytes, (DERIVED if derived.source == DERIVED else UNKNOWN)
 
 
 def load_dir(root: str | Path, origin: str | None = None,

@@ -78,7 +78,9 @@ class Generator(abc.ABC):
 
 # --------------------------------------------------------------------------- zoo + mutation
 class ZooGenerator(Generator):
-    """Seeds from the hand-written kernels in `workbench/zoo`; proposes no children."""
+    """Seeds from the hand-written kernels in `workbench/zoo`; for a problem with none there,
+    seeds lowered from its reference's graph into Triton templates (`lowering.lowered_seeds`).
+    Proposes no children."""
 
     name = "zoo"
 
@@ -90,9 +92,15 @@ class ZooGenerator(Generator):
 
         cands = [c for c in zoo_candidates(problem.id) if self.include_cuda or c.backend != "cuda"]
         if not cands:
-            raise ConfigError(f"the zoo has no kernel for {problem.id}; add one under "
-                              f"workbench/zoo/level{problem.level}/{problem.name}/ or seed the search "
-                              "from another generator (replay or llm)")
+            from workbench.search.lowering import lowered_seeds
+
+            cands = lowered_seeds(problem)
+        if not cands:
+            raise ConfigError(f"the zoo has no kernel for {problem.id} and no part of its reference "
+                              "lowers to a Triton template (elementwise chains, matmuls and linear "
+                              "layers, last-dimension reductions, softmax, layer norm); add a kernel "
+                              f"under workbench/zoo/level{problem.level}/{problem.name}/ or seed the "
+                              "search from another generator (--generator llm)")
         return cands
 
     def children(self, ctx: GenerationContext) -> list[Candidate | FailedGeneration]:

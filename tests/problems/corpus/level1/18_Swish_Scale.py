@@ -1,0 +1,22 @@
+"""x * sigmoid(x) * 2."""
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch_size = 64
+dim = 131072
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return x * torch.sigmoid(x) * 2.0
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
