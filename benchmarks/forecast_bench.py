@@ -70,6 +70,7 @@ from workbench.evaluate.controls import (discrimination_reports, evaluate_with_c
                                          skill_table, write_forecasts)
 from workbench.evaluate.crossval import score
 from workbench.forecast import LearnedForecaster, RooflineForecaster
+from workbench.forecast.controls import CONTROLS
 from workbench.forecast.learned import OFFSET_GRID
 from workbench.forecast.features import FEATURE_NAMES
 
@@ -227,12 +228,16 @@ def run_splits(data: Path, gpu: str, out: Path, n_seeds: int, folds: int = 5, ma
     t0 = time.time()
     factory = _factory(max_iter, kind, calibration_folds, ideal_offset, 0, reference_time)
     late = set(added_after(measurements, gpu, after)) if after else set()
-    per_seed: dict[str, list[dict]] = {"learned": []}
+    per_seed: dict[str, list[dict]] = {"learned": [], **{name: [] for name in CONTROLS}}
     if after:
         per_seed.update({f"learned_by_{after}": [], f"learned_after_{after}": []})
     for seed in range(n_seeds):
         result = evaluate(factory, problems, candidates, measurements, gpu=gpu, folds=folds, seed=seed)
         per_seed["learned"].append(_metrics(result))
+        # The controls on the same folds (no fit: seconds), so every seed's figure has its controls.
+        for name, r in evaluate_with_controls({}, problems, candidates, measurements, seed=seed, gpu=gpu,
+                                              folds=folds).items():
+            per_seed[name].append(_metrics(r))
         print(f"fold seed {seed}: " + ", ".join(f"{k} {per_seed['learned'][-1][k]:.4f}"
                                                 for k in METRIC_KEYS), flush=True)
         if after:
@@ -293,10 +298,8 @@ def run_prospective(data: Path, gpu: str, out: Path, after: str, max_iter: int =
                          "first measured after that date; pick a date that splits them")
     t0 = time.time()
     factory = _factory(max_iter, kind, calibration_folds, ideal_offset, 0, reference_time)
-    results = {"learned": evaluate(factory, problems, candidates, measurements, gpu=gpu,
-                                   test_problems=held),
-               "roofline": evaluate(RooflineForecaster(), problems, candidates, measurements,
-                                    gpu=gpu, test_problems=held)}
+    results = evaluate_with_controls({"learned": factory, "roofline": RooflineForecaster()}, problems, candidates,
+                                     measurements, seed=0, gpu=gpu, test_problems=held)
     print(table(list(results.values())))
     doc = {"benchmark": "forecast-prospective" + _reference_suffix(reference_time), "gpu": gpu,
            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(), "data": str(data),

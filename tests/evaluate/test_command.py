@@ -135,6 +135,8 @@ def test_split_seeds_repeat_the_learned_cross_validation(shipped, tmp_path, caps
     obo = doc["metrics"]["learned"]["off_by_one"]
     assert len(obo["per_seed"]) == 2 and obo["min"] <= obo["mean"] <= obo["max"]
     assert obo["sd"] == pytest.approx(abs(obo["per_seed"][0] - obo["per_seed"][1]) / 2 ** 0.5)
+    for control in ("random", "climatology"):   # the controls on the same folds, per seed
+        assert len(doc["metrics"][control]["off_by_one"]["per_seed"]) == 2
     one = tmp_path / "one.json"
     assert bench.main(["--data", str(shipped), "--folds", "3", "--max-iter", "30", "--cross-gpu", "",
                        "--out", str(one)]) == 0
@@ -189,9 +191,10 @@ def test_benchmark_prospective_holds_out_the_later_problems(dated, tmp_path):
                        "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["benchmark"] == "forecast-prospective" and doc["test_problems"] == late
-    assert doc["n_train_problems"] == 4 and set(doc["metrics"]) == {"learned", "roofline"}
+    assert doc["n_train_problems"] == 4
+    assert set(doc["metrics"]) == {"learned", "roofline", "random", "climatology"}   # with its controls
     n_late = sum(m.ok and m.problem_id in late for m in ms)
-    assert doc["metrics"]["learned"]["n"] == doc["metrics"]["roofline"]["n"] == n_late
+    assert {m["n"] for m in doc["metrics"].values()} == {n_late}
     assert set(doc["per_problem_recovery"]["learned"]) == set(late)
     # the offsets are the per-problem terms of metrics.problem_offsets: their sd is its sd
     offsets = doc["per_problem_offset_log2"]["learned"]
@@ -233,7 +236,7 @@ def test_benchmark_splits_scored_by_when_problems_were_added(dated, tmp_path):
     doc = json.loads(out.read_text())
     assert doc["problems_added_after"] == late and doc["after"] == "2026-11-24"
     m = doc["metrics"]
-    assert set(m) == {"learned", "learned_by_2026-11-24", "learned_after_2026-11-24"}
+    assert set(m) == {"learned", "learned_by_2026-11-24", "learned_after_2026-11-24", "random", "climatology"}
     n_late = sum(x.ok and x.problem_id in late for x in ms)
     n_all = sum(x.ok for x in ms)
     for seed in range(2):

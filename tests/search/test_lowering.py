@@ -17,18 +17,23 @@ from workbench.search.lowering import lower, lowered_seeds  # noqa: E402
 CORPUS = Path(__file__).parents[1] / "problems" / "corpus"
 
 
-@pytest.mark.slow  # about 15 minutes on a shared 2-core machine (76 sandboxed CPU measurements)
+@pytest.mark.slow  # a few minutes on a 2-core machine: ~40 sandboxed CPU checks, two at a time
 def test_lowered_seeds_are_correct_for_most_of_the_corpus():
     problems, errors = load_dir(CORPUS)
     assert not errors and len(problems) >= 30
     correct: dict[str, str] = {}
-    with CPUExecutor(workers=2, timeout_s=300, run_timeout_s=120) as ex:
-        for p in problems:
-            for c in lowered_seeds(p)[:2]:  # the second seed only when the first is not correct
-                if ex.measure(p, [c])[0].ok:
+    seeds = {p.id: lowered_seeds(p)[:2] for p in problems}
+    # Correctness only (the executor's full check: both seeds, the second shape, outputs compared
+    # with the clean reference's); timing adds nothing to "correct" and most of the cost.
+    with CPUExecutor(workers=2, timeout_s=300, run_timeout_s=120, options={"time": False}) as ex:
+        for round_ in (0, 1):  # the second seed only where the first is not correct
+            todo = [(p, seeds[p.id][round_]) for p in problems
+                    if p.id not in correct and len(seeds[p.id]) > round_]
+            futures = [(p, c, ex.submit(p, [c])[0]) for p, c in todo]
+            for p, c, fut in futures:
+                if fut.result().ok:
                     assert "@triton.jit" in c.source and c.backend == "triton"
                     correct[p.id] = c.origin
-                    break
     share = len(correct) / len(problems)
     assert share >= 0.8, (f"{len(correct)}/{len(problems)} problems with a correct lowered seed; "
                           f"without one: {sorted({p.id for p in problems} - set(correct))}")
