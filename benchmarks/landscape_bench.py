@@ -112,6 +112,12 @@ def _executor(args, gpus: int):
         from workbench.execution.executors import CPUExecutor
 
         return CPUExecutor(workers=args.workers, options=CPU_OPTIONS)
+    if args.local:
+        from workbench.execution.executors import LocalGPUExecutor
+
+        return LocalGPUExecutor(gpus=list(range(gpus)), workers=args.workers, timeout_s=args.timeout_s,
+                                run_timeout_s=args.run_timeout_s,
+                                cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
     from workbench.execution.ray_executor import RayExecutor
 
     return RayExecutor(device="cuda", num_gpus=gpus, chunk_size=args.chunk, workers_per_task=args.workers,
@@ -181,6 +187,8 @@ def run_shard(args) -> int:
     deadline = t_start + args.budget_s
     scaling, n_scaled = None, 0
     tmp_path = args.out / f"landscape-partial-shard{i}of{n}.jsonl"
+    if args.scaling and args.local:
+        raise SystemExit("--scaling measures Ray's scaling: it needs the Ray executor (drop --local)")
     if args.scaling and todo and not args.cpu:
         batch = todo[: args.scaling]
         one = measure_batch(batch, args, 1, deadline, args.out / "landscape-scaling-1gpu.jsonl")
@@ -206,7 +214,8 @@ def run_shard(args) -> int:
                "candidates": len(cands), "already_done": len(done & {c.id for c in cands}),
                "measured": rest["measured"] + n_scaled,
                "rest": {k: v for k, v in rest.items() if k != "ids"}, "scaling": scaling, "gpus": gpus,
-               "executor": "cpu interpreter" if args.cpu else f"ray, chunk {args.chunk}, {args.workers} workers per task",
+               "executor": ("cpu interpreter" if args.cpu else f"local gpu executor, {args.workers} workers" if args.local
+                            else f"ray, chunk {args.chunk}, {args.workers} workers per task"),
                "elapsed_s": round(time.time() - t_start, 1)}
     (args.out / f"landscape-summary-{key}-shard{i}of{n}.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"wrote {final.name}: {summary['measured']} measured in {summary['elapsed_s']} s")
@@ -295,6 +304,8 @@ def main(argv=None) -> int:
     ap.add_argument("--mutations", type=int, default=0, help="mutation children per point (default 0)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--gpus", type=int, default=None, help="GPUs of the Ray cluster (default: all visible)")
+    ap.add_argument("--local", action="store_true",
+                    help="the local GPU executor instead of Ray (a machine without Ray; same rows and provenance)")
     ap.add_argument("--scaling", type=int, default=0, metavar="N", help="measure N candidates on 1 GPU, then all")
     ap.add_argument("--chunk", type=int, default=8, help="candidates per Ray task")
     ap.add_argument("--workers", type=int, default=4, help="worker processes per Ray task (CPU: executor workers)")
