@@ -228,6 +228,33 @@ def _visible_gpus() -> int:
     return torch.cuda.device_count()
 
 
+def pilot(args) -> int:
+    """`--pilot DIR...`: benchmarks/results/landscape-pilot-<gpu>.json from shard files measured
+    before the exhaustive run (a sample of every family): how many points were measured, how
+    many were correct, and the rate. No speed is summarised (the held-out problems are in it)."""
+    import collections
+
+    summaries = [json.loads(p.read_text()) for d in args.pilot for p in sorted(Path(d).glob(f"landscape-summary-{args.gpu}-*.json"))]
+    rows = [json.loads(line) for d in args.pilot for p in sorted(Path(d).glob(f"landscape-{args.gpu}-shard*.jsonl"))
+            for line in p.read_text().splitlines() if line.strip()]
+    if not summaries or not rows:
+        raise SystemExit(f"no landscape-{args.gpu} shard files under {', '.join(map(str, args.pilot))}")
+    hw = json.loads(rows[0]["hardware_json"]) if isinstance(rows[0]["hardware_json"], str) else rows[0]["hardware_json"]
+    statuses = collections.Counter(r["status"] for r in rows)
+    rates = [s["rest"]["per_min"] for s in summaries if s["rest"].get("per_min")]
+    doc = {"benchmark": "landscape-pilot", "gpu": hw.get("name", args.gpu), "date": max(s["date"] for s in summaries),
+           "commit": summaries[0]["commit"], "shards": [s["shard"] for s in summaries],
+           "executor": sorted({s["executor"] for s in summaries}),
+           "source": [str(p) for d in args.pilot for p in sorted(Path(d).glob(f"landscape-{args.gpu}-shard*.jsonl"))],
+           "metrics": {"points_measured": len(rows), "problems": len({r["problem_id"] for r in rows}),
+                       "correct": statuses.get("ok", 0), "correct_share": round(statuses.get("ok", 0) / len(rows), 4),
+                       "per_min_cold": min(rates) if rates else None, "statuses": dict(statuses)}}
+    out = RESULTS_DIR / f"landscape-pilot-{args.gpu}.json"
+    out.write_text(json.dumps(doc, indent=1) + "\n")
+    log(f"wrote {out}: {doc['metrics']}")
+    return 0
+
+
 def merge(args) -> int:
     summaries = [json.loads(p.read_text()) for d in args.merge for p in sorted(Path(d).glob(f"landscape-summary-{args.gpu}-*.json"))]
     if not summaries:
@@ -316,8 +343,12 @@ def main(argv=None) -> int:
     ap.add_argument("--merge", type=Path, nargs="*", default=None, help="merge the shard files in these folders")
     ap.add_argument("--gpu", default="h100", help="GPU type key of the shards to merge")
     ap.add_argument("--ship", type=Path, default=None, help="merge: the shipped landscape folder")
+    ap.add_argument("--pilot", type=Path, nargs="*", default=None,
+                    help="write landscape-pilot-<gpu>.json (points, correct share, rate) from these shard folders")
     ap.add_argument("--allow-partial", action="store_true", help="merge even when candidates are unmeasured")
     args = ap.parse_args(argv)
+    if args.pilot is not None:
+        return pilot(args)
     if args.merge is not None:
         if args.ship is None:
             ap.error("--merge needs --ship DIR")

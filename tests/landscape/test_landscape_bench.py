@@ -49,3 +49,24 @@ def test_shards_then_merge(tmp_path):
     assert not (bench.RESULTS_DIR / "dataset-landscape-cpu.json").exists()  # smoke output is never a result
     land = read_landscapes(ship)["L1/08_max_rows"]
     assert len(land.points) == 2 and len(land.candidates) == 2
+
+
+def test_pilot_counts_the_shard_rows(tmp_path, monkeypatch):
+    """--pilot: points, correct share and rate from the committed H100 pilot shard, counted from
+    its rows (one incorrect row added here must show up)."""
+    src = ROOT / "kernels_cache" / "landscapes" / "shards" / "h100"
+    d = tmp_path / "shards"
+    d.mkdir()
+    for p in src.iterdir():
+        (d / p.name).write_text(p.read_text())
+    rows = (d / "landscape-h100-shard0of120.jsonl").read_text().splitlines()
+    bad = json.loads(rows[0]) | {"candidate_id": "x" * 16, "status": "incorrect"}
+    (d / "landscape-h100-shard0of120.jsonl").write_text("\n".join(rows + [json.dumps(bad)]) + "\n")
+    monkeypatch.setattr(bench, "RESULTS_DIR", tmp_path)
+    assert bench.main(["--pilot", str(d), "--gpu", "h100"]) == 0
+    doc = json.loads((tmp_path / "landscape-pilot-h100.json").read_text())
+    m = doc["metrics"]
+    assert m["points_measured"] == len(rows) + 1 and m["correct"] == len(rows) - sum(
+        json.loads(r)["status"] != "ok" for r in rows)
+    assert m["statuses"].get("incorrect", 0) >= 1 and 0 < m["correct_share"] < 1
+    assert doc["gpu"].startswith("NVIDIA") and doc["benchmark"] == "landscape-pilot"
