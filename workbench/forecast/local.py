@@ -51,17 +51,12 @@ class LocalTransformersForecaster(PromptedForecaster):
         load_kw: dict[str, Any] = {}
         if gguf_file:
             load_kw["gguf_file"] = gguf_file
-        from workbench.rl.pack import is_packed, load_packed
-
         try:
-            if is_packed(src):  # a `workbench.rl.pack` directory (what RL adapters train on)
-                model, tokenizer = load_packed(src)
-            else:
-                tokenizer = transformers.AutoTokenizer.from_pretrained(src, **load_kw)
-                model_kw = dict(load_kw)
-                if torch_dtype is not None:
-                    model_kw["dtype"] = torch_dtype
-                model = transformers.AutoModelForCausalLM.from_pretrained(src, **model_kw)
+            tokenizer = transformers.AutoTokenizer.from_pretrained(src, **load_kw)
+            model_kw = dict(load_kw)
+            if torch_dtype is not None:
+                model_kw["dtype"] = torch_dtype
+            model = transformers.AutoModelForCausalLM.from_pretrained(src, **model_kw)
         except (OSError, ValueError, ImportError) as e:
             raise ConfigError(f"cannot load model {src!r}"
                               f"{f' (gguf_file={gguf_file!r})' if gguf_file else ''}: {e}; pass a "
