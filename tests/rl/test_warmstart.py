@@ -71,6 +71,20 @@ def test_warm_start_and_one_grpo_step_then_the_adapter_forecasts(small, tmp_path
     answers = [warmstart.target_answer(warmstart.smoothed_bin(e.measured_bin), "Short.")
                for e in ex]
     model = warmstart.lora_model(copy.deepcopy(base), rank=4)
+    # the left-padded, answer-only loss equals the model's own loss on each unpadded row
+    # (token-weighted mean over the rows); lr 0 leaves the weights as they are
+    ref_sum, ref_n = 0.0, 0
+    with torch.no_grad():
+        for e, a in zip(ex, answers):
+            seq, n_prompt = warmstart.encode(tok, e.prompt, a)
+            labels = torch.tensor([[-100] * n_prompt + seq[n_prompt:]])
+            out = model(input_ids=torch.tensor([seq]), labels=labels)
+            ref_sum += float(out.loss) * (len(seq) - n_prompt)
+            ref_n += len(seq) - n_prompt
+    same = warmstart.sft(model, tok, [e.prompt for e in ex], answers, steps=1,
+                         batch_size=len(ex), lr=0.0)
+    assert same[0]["answer_tokens"] == ref_n
+    assert same[0]["loss"] == pytest.approx(ref_sum / ref_n, rel=1e-4)
     before = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
     hist = warmstart.sft(model, tok, [e.prompt for e in ex], answers, steps=1, batch_size=2,
                          lr=1e-3)

@@ -92,6 +92,7 @@ def grpo_step(model: Any, tokenizer: Any, optimizer: Any, prompt_ids: Sequence[l
     if rows.size:
         model.train()
         full = out[rows]                       # (k, width + new) left-padded prompt + answer
+        new = full.shape[1] - width
         attn = torch.cat([mask[rows], torch.zeros_like(out[rows, width:])], dim=1)
         tok_mask = torch.zeros_like(full, dtype=torch.float32)
         for j, i in enumerate(rows.tolist()):
@@ -99,10 +100,12 @@ def grpo_step(model: Any, tokenizer: Any, optimizer: Any, prompt_ids: Sequence[l
             tok_mask[j, width:width + lengths[i]] = 1.0
         a = torch.tensor(adv.ravel()[rows], dtype=torch.float32, device=device)
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
-            logits = model(input_ids=full, attention_mask=attn).logits[:, :-1].float()
+            # logits of the last new + 1 positions only: position j predicts token j + 1
+            logits = model(input_ids=full, attention_mask=attn,
+                           logits_to_keep=new + 1).logits[:, :-1].float()
         logp = torch.log_softmax(logits / temperature, dim=-1).gather(
-            -1, full[:, 1:].unsqueeze(-1)).squeeze(-1)
-        m = tok_mask[:, 1:]
+            -1, full[:, width:].unsqueeze(-1)).squeeze(-1)
+        m = tok_mask[:, width:]
         ratio = torch.exp(logp - logp.detach())  # 1 on-policy; carries the policy gradient
         loss = -(ratio * a[:, None] * m).sum() / m.sum().clamp(min=1.0)
         optimizer.zero_grad(set_to_none=True)
