@@ -395,10 +395,11 @@ def main(argv: list[str] | None = None) -> int:
             opt.load_state_dict(saved["optimizer"])
             state = {"round": saved["round"], "history": saved["history"]}
         runs[r] = {"model": m, "opt": opt, "fn": get_reward(r), **state}
-    prompt_ids = [warmstart.encode(tok, e.prompt, "")[0][:-1] for e in ex]
     rng = np.random.default_rng(args.seed)
     batches = [rng.choice(len(ex), size=args.prompts_per_step, replace=False)
                for _ in range(args.grpo_steps)]
+    prompt_ids = {int(i): warmstart.encode(tok, ex[i].prompt, "")[0][:-1]
+                  for b in batches for i in b}  # the prompt's tokens, without the answer's EOS
     t0 = time.time()
     round_s = 0.0
     start_round = min((v["round"] for v in runs.values()), default=args.grpo_steps)

@@ -57,3 +57,24 @@ def test_cli_split_and_join(tmp_path, capsys):
     assert (tmp_path / "p" / "model.gguf").read_bytes() == f.read_bytes()
     assert carry.main(["join", str(tmp_path / "nowhere")]) == 2
     assert "no manifest.json" in capsys.readouterr().err
+
+
+def test_the_benchmark_finds_the_joined_gguf(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "rl_warmstart.py"
+    spec = importlib.util.spec_from_file_location("rl_warmstart", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    (tmp_path / "manifest.json").write_text("{}")
+    with pytest.raises(ConfigError, match="0 GGUF files"):
+        bench.model_location(str(tmp_path), None)
+    (tmp_path / "a.gguf").write_bytes(b"x")
+    assert bench.model_location(str(tmp_path), None) == (str(tmp_path), "a.gguf")
+    (tmp_path / "b.gguf").write_bytes(b"x")
+    with pytest.raises(ConfigError, match="2 GGUF files"):
+        bench.model_location(str(tmp_path), None)
+    assert bench.model_location(str(tmp_path), "b.gguf") == (str(tmp_path), "b.gguf")
+    with pytest.raises(ConfigError, match="no such GGUF"):
+        bench.model_location(str(tmp_path), "c.gguf")
