@@ -201,7 +201,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--sft-steps", type=int, default=500)
     ap.add_argument("--sft-batch", type=int, default=16)
     ap.add_argument("--sft-lr", type=float, default=3e-4)
-    ap.add_argument("--sft-seconds", type=float, default=140.0, help="stop the warm start after")
+    ap.add_argument("--sft-seconds", type=float, default=140.0, help="stop the warm start "
+                    "after this many seconds (or 150 s before the end of --budget-s, if sooner)")
     ap.add_argument("--grpo-steps", type=int, default=40, help="at most this many steps per reward")
     ap.add_argument("--prompts-per-step", type=int, default=4)
     ap.add_argument("--generations", type=int, default=8)
@@ -236,7 +237,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         args.prompts_per_step, args.generations, args.max_completion_tokens = 2, 2, 12
         args.eval_rows, args.eval_per_problem, args.eval_batch = 4, 2, 4
         args.train_rows, args.max_source_chars, args.n_boot = 24, 120, 50
-        args.learned_threads = 2
+        args.learned_threads, args.budget_s = 2, max(args.budget_s, 7200.0)
         args.out = args.out or str(tmp / "rl-smoke.json")
     return args
 
@@ -366,7 +367,7 @@ def main(argv: list[str] | None = None) -> int:
         model = warmstart.lora_model(copy.deepcopy(base), rank=args.lora_rank, seed=args.seed)
         hist = warmstart.sft(model, tok, [e.prompt for e in ex], answers, args.sft_steps,
                              args.sft_batch, args.sft_lr, args.device, args.seed,
-                             deadline=time.time() + args.sft_seconds, log=log)
+                             deadline=min(time.time() + args.sft_seconds, deadline - 150.0), log=log)
         model.save_pretrained(str(warm_dir))
         timings["sft_steps"] = len(hist)
         del model
