@@ -206,7 +206,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     ap.add_argument("--grpo-steps", type=int, default=40, help="at most this many steps per reward")
     ap.add_argument("--prompts-per-step", type=int, default=4)
     ap.add_argument("--generations", type=int, default=8)
-    ap.add_argument("--max-completion-tokens", type=int, default=128)
+    ap.add_argument("--max-completion-tokens", type=int, default=160,
+                    help="answer cap (a target answer is about 115 tokens with SmolLM2)")
     ap.add_argument("--grpo-lr", type=float, default=4e-5)
     ap.add_argument("--eval-rows", type=int, default=384)
     ap.add_argument("--eval-per-problem", type=int, default=24)

@@ -24,7 +24,7 @@ import numpy as np
 from workbench import bins
 from workbench.errors import ConfigError
 
-#: Longest reasoning kept in a target answer (characters; about 40 tokens).
+#: Longest reasoning kept in a target answer (characters).
 MAX_REASONING_CHARS = 160
 #: The modules LoRA adapts (all linear layers of a Llama block).
 LORA_TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
@@ -76,7 +76,7 @@ def target_answer(probabilities: Sequence[float], reasoning: str) -> str:
 
 def reasoning_for(probabilities: Sequence[float]) -> str:
     """The target answer's sentence for a distribution: its expected speedup and likeliest bin
-    (a fixed sentence form, short enough that the whole answer stays under ~90 tokens)."""
+    (one fixed sentence form, about 20 tokens)."""
     p = np.asarray(probabilities, dtype=float)
     expected = 2.0 ** float((p / p.sum()) @ np.asarray(bins.LOG2_MIDPOINTS))
     return (f"Expected speedup about {expected:.2g}x, most likely bin "
