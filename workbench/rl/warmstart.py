@@ -76,7 +76,7 @@ def target_answer(probabilities: Sequence[float], reasoning: str) -> str:
 
 def reasoning_for(probabilities: Sequence[float]) -> str:
     """The target answer's sentence for a distribution: its expected speedup and likeliest bin
-    (one fixed sentence form, about 20 tokens)."""
+    (one fixed sentence form)."""
     p = np.asarray(probabilities, dtype=float)
     expected = 2.0 ** float((p / p.sum()) @ np.asarray(bins.LOG2_MIDPOINTS))
     return (f"Expected speedup about {expected:.2g}x, most likely bin "
