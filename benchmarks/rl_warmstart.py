@@ -371,12 +371,14 @@ def main(argv: list[str] | None = None) -> int:
                              deadline=min(time.time() + args.sft_seconds, deadline - 150.0), log=log)
         model.save_pretrained(str(warm_dir))
         timings["sft_steps"] = len(hist)
+        timings["sft_steps_skipped_nonfinite"] = sum(bool(h.get("skipped_nonfinite")) for h in hist)
         del model
     timings["sft"] = round(time.time() - t0, 1)
     if "warm_start" not in results:
         warm = peft.PeftModel.from_pretrained(copy.deepcopy(base), str(warm_dir)).to(args.device)
         results["warm_start"] = evaluate(warm, "warm_start")
         results["warm_start"]["sft_steps"] = timings.get("sft_steps")
+        results["warm_start"]["sft_steps_skipped_nonfinite"] = timings.get("sft_steps_skipped_nonfinite")
         del warm
         save()
     eval_s = float(results["warm_start"].get("eval_seconds") or 60.0)
@@ -435,6 +437,7 @@ def main(argv: list[str] | None = None) -> int:
         row = evaluate(run["model"], f"grpo-{r}")
         row.update(
             grpo_steps=len(h),
+            grpo_steps_skipped_nonfinite=sum(bool(s.get("skipped_nonfinite")) for s in h),
             train_reward_first=h[0]["reward"] if h else None,
             train_reward_last=h[-1]["reward"] if h else None,
             frac_groups_dropped=float(np.mean([s["frac_groups_dropped"] for s in h])) if h else None,

@@ -91,6 +91,19 @@ def test_warm_start_and_one_grpo_step_then_the_adapter_forecasts(small, tmp_path
     assert len(hist) == 1 and np.isfinite(hist[0]["loss"]) and hist[0]["loss"] > 0
     assert any(not torch.equal(before[n], p) for n, p in model.named_parameters()
                if p.requires_grad)
+    # a non-finite gradient (bf16 overflow on the GPU) is skipped, never applied: the weights
+    # stay finite and unchanged and the step says so
+    before = {n: p.detach().clone() for n, p in model.named_parameters() if p.requires_grad}
+    real_clip = torch.nn.utils.clip_grad_norm_
+    torch.nn.utils.clip_grad_norm_ = lambda params, *a, **k: torch.tensor(float("inf"))
+    try:
+        bad = warmstart.sft(model, tok, [e.prompt for e in ex], answers, steps=1, batch_size=2,
+                            lr=1e-3)
+    finally:
+        torch.nn.utils.clip_grad_norm_ = real_clip
+    assert bad[0]["skipped_nonfinite"] is True and bad[0]["grad_norm"] is None
+    assert hist[0]["skipped_nonfinite"] is False
+    assert all(torch.equal(before[n], p) for n, p in model.named_parameters() if p.requires_grad)
     opt = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-4)
     ids = [warmstart.encode(tok, e.prompt, "")[0][:-1] for e in ex[:2]]
     calls = []
@@ -104,6 +117,7 @@ def test_warm_start_and_one_grpo_step_then_the_adapter_forecasts(small, tmp_path
     assert calls == [4]
     assert st["frac_groups_dropped"] == 0.0 and st["reward"] == 0.5
     assert 0.0 <= st["completion_clipped_ratio"] <= 1.0 and np.isfinite(st["loss"])
+    assert st["skipped_nonfinite"] is False
     const = grpo.grpo_step(model, tok, opt, ids, [0, 0], lambda c, **_: [1.0] * len(c),
                            generations=2, max_new_tokens=4, seed=1)
     assert const["frac_groups_dropped"] == 1.0 and const["loss"] == 0.0

@@ -112,7 +112,12 @@ def grpo_step(model: Any, tokenizer: Any, optimizer: Any, prompt_ids: Sequence[l
         loss.backward()
         params = [p for p in model.parameters() if p.requires_grad]
         gn = float(torch.nn.utils.clip_grad_norm_(params, max_grad_norm))
-        optimizer.step()
+        finite = math.isfinite(gn) and math.isfinite(float(loss.detach()))
+        if finite:
+            optimizer.step()
+        else:  # a non-finite gradient would turn every weight into NaN: the step is skipped
+            optimizer.zero_grad(set_to_none=True)
+        stats["skipped_nonfinite"] = not finite
         model.eval()
         stats["loss"] = float(loss.detach())
         stats["grad_norm"] = gn if math.isfinite(gn) else None

@@ -161,9 +161,14 @@ def sft(model: Any, tokenizer: Any, prompts: Sequence[list[dict[str, str]]],
         opt.zero_grad(set_to_none=True)
         loss.backward()
         gnorm = float(torch.nn.utils.clip_grad_norm_(params, 1.0))
-        opt.step()
+        finite = math.isfinite(gnorm) and math.isfinite(float(loss.detach()))
+        if finite:
+            opt.step()
+        else:  # a non-finite gradient (bf16 overflow) would turn every weight into NaN: skip it
+            opt.zero_grad(set_to_none=True)
         rec = {"phase": "sft", "step": step + 1, "loss": float(loss.detach()),
                "grad_norm": gnorm if math.isfinite(gnorm) else None,
+               "skipped_nonfinite": not finite,
                "lr": opt.param_groups[0]["lr"], "tokens": int(mask.sum()),
                "answer_tokens": int((labels != -100).sum()),
                "seconds": round(time.time() - t0, 3)}
