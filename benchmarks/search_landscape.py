@@ -6,8 +6,16 @@ starts from 4 seed points (the same for every method) and expands parents into 1
 drawn from the parent's stored neighbourhood (LandscapeGenerator), of which 4 are measured
 (k=4, m=4). Methods: measure_all (children measured in generator order), screen_topk with the
 learned forecaster, screen_topk[random] (the same with seeded random scores: the control),
-uncertainty_aware and uncertainty_aware[random]. Every "measurement" is the landscape's
-recorded one (CacheExecutor).
+uncertainty_aware and uncertainty_aware[random], and certified_skip (below). Every "measurement"
+is the landscape's recorded one (CacheExecutor).
+
+certified_skip: a child is trusted, i.e. skipped (never measured), when its forecast is certified
+not to beat its parent: `certify_skip` (the conformal risk controller, target --trust-risk, delta
+--trust-delta) picks the threshold on calibration pairs (parent point, neighbour) from the
+TRAINING landscapes only, each forecast out of fold (--trust-folds problem folds, each forecast
+by a forecaster fitted without its fold: workbench/landscape/trust.py). Its searches run without
+adapting forecasts to the search's measurements (adapt_forecasts=False), as the calibration
+forecasts were taken, so the two are exchangeable up to the choice of parents.
 
 The learned forecaster (default settings, fixed before the split) is fitted ONCE on the rows of
 the training problems only (the landscapes' and --train-data's: benchmarks/search_control.py
@@ -22,7 +30,15 @@ Metrics, keyed "<method>@<budget>", over held-out problem x seed pairs:
 - for a method with its [random] control: vs_random_diff (mean over pairs of the control's
   fraction minus the method's: positive when the forecaster needs less budget) and
   vs_random_diff_ci (bootstrap of that mean over pairs, search_control.bootstrap_mean_ci).
-- trusted_share (uncertainty_aware): forecasts that stood in for a measurement / children considered.
+- trusted_share (uncertainty_aware, certified_skip): forecasts that stood in for a measurement /
+  children considered.
+- certified_skip also: trusted_risk_observed (trusted children whose recorded speedup beat
+  their parent's recorded speedup by more than the margin / trusted children, pooled over runs)
+  next to trusted_risk_target; trusted_beat_best_share (the same against the best measured
+  speedup of the run when the child was trusted); trusted_measured (trusted children the loop
+  measured later anyway: it measures trusted ones only when the generator runs dry);
+  vs_screen_topk_final_best_ratio_median (final best / screen_topk's on the same problem, seed
+  and budget: what skipping cost against ranking alone).
 
     python benchmarks/search_landscape.py --landscapes kernels_cache/landscapes/h100 --gpu h100
 
@@ -33,10 +49,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -55,12 +73,17 @@ from workbench.dataset.shipped import load_shipped  # noqa: E402
 from workbench.dataset.sources import RecordSet  # noqa: E402
 from workbench.execution.executors import CacheExecutor  # noqa: E402
 from workbench.landscape import LandscapeGenerator, load_protocol, read_landscapes  # noqa: E402
+from workbench.landscape.trust import calibration_pairs  # noqa: E402
 from workbench.problems import get_problem  # noqa: E402
+from workbench.search import SearchRun, best_curve  # noqa: E402
+from workbench.search.methods import SkipCertificate, certify_skip, make_method  # noqa: E402
 from workbench.store import Store  # noqa: E402
 
 RESULTS_DIR = Path(__file__).parent / "results"
 BASELINE = "measure_all"
-METHODS = (BASELINE, "screen_topk", control_name("screen_topk"), "uncertainty_aware", control_name("uncertainty_aware"))
+SKIP = "certified_skip"
+METHODS = (BASELINE, "screen_topk", control_name("screen_topk"), "uncertainty_aware", control_name("uncertainty_aware"),
+           SKIP)
 N_BOOT, BOOT_SEED = 10_000, 0
 
 
@@ -91,9 +114,76 @@ def training_records(landscape_dir: Path, train_data: Sequence[Path], gpu: str, 
     return rs
 
 
+@dataclass(frozen=True)
+class TrustSettings:
+    """certified_skip's settings: target risk, delta, margin (a child "beats" its parent when its
+    speedup > parent's * (1 + margin)), calibration folds, parents per training problem and
+    children per parent."""
+
+    risk: float = 0.1
+    delta: float = 0.1
+    margin: float = 0.0
+    folds: int = 3
+    parents: int = 32
+    children: int = 16
+
+
+def skip_certificate(lands, records: RecordSet, gpu: str, protocol, forecaster: str,
+                     trust: TrustSettings) -> tuple[SkipCertificate, dict[str, Any]]:
+    """The certified skip threshold from out-of-fold calibration pairs of the training landscapes."""
+    make = protocol_factory(FORECASTERS[forecaster], protocol)
+    hardware = CacheExecutor([m for m in records.measurements if m.hardware_key == gpu], gpu).hardware
+    train = {pid: land for pid, land in lands.items() if not protocol.is_heldout(pid)}
+    pairs = calibration_pairs(train, records, lambda rs: make(rs, ""), hardware, protocol, trust.parents,
+                              trust.children, trust.folds)
+    if not len(pairs):  # the forecaster abstained on every calibration child: nothing is certified
+        cert = SkipCertificate(float("inf"), trust.risk, trust.delta, trust.margin, 0, 0.0, 0.0)
+    else:
+        cert = certify_skip(pairs.probabilities, pairs.parent_speedups, pairs.child_speedups, trust.risk,
+                            trust.delta, trust.margin)
+    return cert, {**cert.to_dict(), **pairs.describe()}
+
+
+def certified_search(store, problem, executor, generator, forecaster, seed: int, budget: int, k: int, m: int,
+                     certificate: SkipCertificate, speed: dict[str, float]) -> dict[str, Any]:
+    """One certified_skip search (as search_once), plus what its trusted children were really
+    worth, read from the landscape's recorded speedups `speed` (NaN: failed)."""
+    run = SearchRun(store, problem, executor, generator, forecaster,
+                    make_method(SKIP, k=k, m=m, certificate=certificate), budget=budget, seed=seed,
+                    adapt_forecasts=False)
+    while run.step():
+        pass
+    summary = run.summary()
+    events = store.events(run.search_id)
+    parent_of = {e["payload"]["entry"]["candidate_id"]: e["payload"]["entry"]["parent_id"] for e in events
+                 if e["kind"] == "archived" and e["payload"]["entry"]["kind"] == "trusted"}
+    best, trusted, beat_parent, beat_best, measured = -math.inf, [], 0, 0, set()
+    for e in events:
+        if e["kind"] == "measured":
+            x = e["payload"]["measurement"]
+            measured.add(x["candidate_id"])
+            if x["status"] == "ok" and x.get("speedup"):
+                best = max(best, x["speedup"])
+        elif e["kind"] == "trusted":
+            cid = e["payload"]["candidate_id"]
+            child, parent = speed.get(cid, math.nan), speed.get(parent_of.get(cid) or "", math.nan)
+            trusted.append(cid)
+            if math.isfinite(child) and math.isfinite(parent) and child > parent * (1 + certificate.margin):
+                beat_parent += 1
+            if math.isfinite(child) and best > -math.inf and child > best * (1 + certificate.margin):
+                beat_best += 1
+    return {"finished": summary["finished"], "problem_id": problem.id, "method": SKIP, "seed": seed,
+            "budget": budget, "best_speedup": summary["best_speedup"] or 0.0,
+            "gpu_measurements": summary["gpu_measurements"], "considered": summary["candidates_considered"],
+            "trusted": summary["trusted"], "finish_reason": summary["finish_reason"],
+            "curve": best_curve(events), "trusted_beat_parent": beat_parent, "trusted_beat_best": beat_best,
+            "trusted_measured": len(set(trusted) & measured)}
+
+
 def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: Sequence[int], protocol,
                  forecaster: str = "learned", train_data: Sequence[Path] = (), k: int = 4, m: int = 4,
-                 methods: Sequence[str] = METHODS) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+                 methods: Sequence[str] = METHODS, trust: TrustSettings | None = None
+                 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     lands = read_landscapes(landscape_dir)
     held = [pid for pid in protocol.heldout if pid in lands]
     if not held:
@@ -101,13 +191,20 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
     rs = load_shipped(landscape_dir)
     fit = any(split_control(x)[1] is None and x != BASELINE for x in methods)
     t0 = time.time()
-    fc = protocol_factory(FORECASTERS[forecaster], protocol)(
-        training_records(landscape_dir, train_data, gpu, protocol), "") if fit else None
+    records = training_records(landscape_dir, train_data, gpu, protocol) if fit else None
+    fc = protocol_factory(FORECASTERS[forecaster], protocol)(records, "") if fit else None
     fit_s = round(time.time() - t0, 1)
+    info: dict[str, Any] = {"heldout_searched": held, "forecaster_fit_s": fit_s}
+    cert = None
+    if SKIP in methods:
+        t0 = time.time()
+        cert, info[SKIP] = skip_certificate(lands, records, gpu, protocol, forecaster, trust or TrustSettings())
+        info[SKIP]["seconds"] = round(time.time() - t0, 1)
     runs: list[dict[str, Any]] = []
     for pid in held:
         problem = get_problem(pid)
         ms = [x for x in rs.measurements if x.problem_id == pid and x.hardware_key == gpu]
+        speed = {x.candidate_id: (x.speedup if x.ok and x.speedup else math.nan) for x in ms}
         with tempfile.TemporaryDirectory(prefix="search_landscape_") as tmp, Store(Path(tmp) / "s.sqlite") as store:
             for budget in budgets:
                 for method in methods:
@@ -116,10 +213,13 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
                         ex = CacheExecutor(ms, gpu)
                         gen = LandscapeGenerator([lands[pid]], ex.candidate_ids)
                         f = RandomScoreForecaster(seed) if control else (fc if base != BASELINE else None)
-                        r = search_once(store, problem, ex, gen, f, base, seed, budget, k, m)
+                        if base == SKIP:
+                            r = certified_search(store, problem, ex, gen, f, seed, budget, k, m, cert, speed)
+                        else:
+                            r = search_once(store, problem, ex, gen, f, base, seed, budget, k, m)
                         r["method"] = method
                         runs.append(r)
-    return runs, {"heldout_searched": held, "forecaster_fit_s": fit_s}
+    return runs, info
 
 
 def _median_ci(values: Sequence[float]) -> list[float] | None:
@@ -132,8 +232,22 @@ def _median_ci(values: Sequence[float]) -> list[float] | None:
     return [float(lo), float(hi)]
 
 
-def score(runs: list[dict[str, Any]], tie_rel: float) -> dict[str, dict[str, Any]]:
-    """The module docstring's metrics from the runs."""
+def _skip_block(rs: list[dict[str, Any]], runs: list[dict[str, Any]], budget: int,
+                target_risk: float | None) -> dict[str, Any]:
+    """certified_skip's trust metrics over its runs `rs` at `budget` (module docstring)."""
+    trusted = sum(r["trusted"] for r in rs)
+    top = {(r["problem_id"], r["seed"]): r["best_speedup"] for r in runs
+           if r["method"] == "screen_topk" and r["budget"] == budget}
+    vs = [r["best_speedup"] / top[(r["problem_id"], r["seed"])] for r in rs if top.get((r["problem_id"], r["seed"]))]
+    return {"trusted_risk_observed": sum(r["trusted_beat_parent"] for r in rs) / trusted if trusted else None,
+            "trusted_risk_target": target_risk, "trusted_children": trusted,
+            "trusted_beat_best_share": sum(r["trusted_beat_best"] for r in rs) / trusted if trusted else None,
+            "trusted_measured": sum(r["trusted_measured"] for r in rs),
+            "vs_screen_topk_final_best_ratio_median": statistics.median(vs) if vs else None}
+
+
+def score(runs: list[dict[str, Any]], tie_rel: float, target_risk: float | None = None) -> dict[str, dict[str, Any]]:
+    """The module docstring's metrics from the runs (`target_risk`: certified_skip's)."""
     floor = tie_floor(tie_rel)
     target = {(r["problem_id"], r["seed"], r["budget"]): r["best_speedup"] for r in runs if r["method"] == BASELINE}
     frac: dict[tuple, float] = {}
@@ -154,9 +268,11 @@ def score(runs: list[dict[str, Any]], tie_rel: float) -> dict[str, dict[str, Any
                 "budget_fraction_to_match_median_ci": _median_ci(fr),
                 "final_best_ratio_median": statistics.median(ratios) if ratios else None,
                 "match_rate": sum(f <= 1 for f in fr) / len(fr) if fr else None}
-            if split_control(method)[0] == "uncertainty_aware":
+            if split_control(method)[0] in ("uncertainty_aware", SKIP):
                 considered = sum(r["considered"] for r in rs)
                 block["trusted_share"] = sum(r.get("trusted") or 0 for r in rs) / considered if considered else None
+            if method == SKIP:
+                block.update(_skip_block(rs, runs, budget, target_risk))
             ctl = control_name(method) if split_control(method)[1] is None and method != BASELINE else None
             if ctl and any(r["method"] == ctl for r in runs):
                 diffs = [frac[(ctl, p, s, budget)] - frac[(method, p, s, budget)]
@@ -181,6 +297,17 @@ def main(argv=None) -> int:
     ap.add_argument("--train-data", type=Path, nargs="*", default=[],
                     help="more shipped data to fit on (held-out problems' rows are dropped)")
     ap.add_argument("--protocol", type=Path, default=None)
+    ap.add_argument("--trust-risk", type=float, default=TrustSettings.risk,
+                    help="certified_skip: target rate of trusted children that beat their parent")
+    ap.add_argument("--trust-delta", type=float, default=TrustSettings.delta,
+                    help="certified_skip: the guarantee fails with probability at most this")
+    ap.add_argument("--trust-margin", type=float, default=TrustSettings.margin,
+                    help="certified_skip: a child beats its parent when faster by more than this fraction")
+    ap.add_argument("--trust-folds", type=int, default=TrustSettings.folds,
+                    help="certified_skip: training-problem folds of the out-of-fold calibration forecasts "
+                         "(one forecaster fit each)")
+    ap.add_argument("--trust-parents", type=int, default=TrustSettings.parents,
+                    help="certified_skip: calibration parents per training problem")
     ap.add_argument("--out", type=Path, default=None, help="also write the results file here")
     args = ap.parse_args(argv)
     protocol = load_protocol(args.protocol)
@@ -189,11 +316,13 @@ def main(argv=None) -> int:
     if BASELINE not in methods:
         ap.error("measure_all is every metric's reference: keep it in --methods")
     t0 = time.time()
+    trust = TrustSettings(args.trust_risk, args.trust_delta, args.trust_margin, args.trust_folds,
+                          args.trust_parents, args.k * args.m)
     runs, info = run_searches(args.landscapes, args.gpu, budgets, list(range(args.seeds)), protocol, args.forecaster,
-                              args.train_data, args.k, args.m, methods)
+                              args.train_data, args.k, args.m, methods, trust)
     synthetic = any(x.reason == "synthetic" for x in load_shipped(args.landscapes).measurements)
     doc = {"benchmark": "search-landscape", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
-           "metrics": score(runs, protocol.tie_rel),
+           "metrics": score(runs, protocol.tie_rel, trust.risk if SKIP in methods else None),
            "setup": {"protocol": protocol.describe(), "budgets": budgets, "seeds": args.seeds, "k": args.k,
                      "m": args.m, "children_per_parent": args.k * args.m, "methods": methods,
                      "forecaster": args.forecaster, "train_data": [str(p) for p in args.train_data],

@@ -21,7 +21,7 @@ bench = importlib.util.module_from_spec(spec)
 sys.modules["search_landscape"] = bench
 spec.loader.exec_module(bench)
 
-HELD, TRAIN = "L1/08_max_rows", "L1/07_sum_rows"
+HELD, TRAIN, TRAIN_B = "L1/08_max_rows", "L1/07_sum_rows", "L1/01_softmax"
 
 
 def _synthetic(land, seed):
@@ -38,20 +38,23 @@ def _synthetic(land, seed):
 def ship(tmp_path_factory):
     d = tmp_path_factory.mktemp("synthetic_landscapes")
     lands, ms = [], []
-    for pid, seed in ((HELD, 1), (TRAIN, 2)):
-        fam = get_family(pid).restricted(algo=["loop_vec", "loop_scalar"], block=[256, 512, 1024], rows=[1, 2],
-                                         warps=[1, 2, 4], stages=[1, 3], acc=["fp32"])
+    for pid, seed in ((HELD, 1), (TRAIN, 2), (TRAIN_B, 3)):
+        fam = get_family(pid)
+        common = dict(block=[256, 512, 1024], rows=[1, 2], warps=[1, 2, 4], stages=[1, 3])
+        fam = (fam.restricted(algo=["online", "threepass"], exp=["exp"], **common) if pid == TRAIN_B else
+               fam.restricted(algo=["loop_vec", "loop_scalar"], acc=["fp32"], **common))
         land = enumerate_landscape(fam)
         lands.append(land)
         ms += _synthetic(land, seed)
-    write_landscapes(d, lands, [get_problem(HELD), get_problem(TRAIN)], ms)
+    write_landscapes(d, lands, [get_problem(HELD), get_problem(TRAIN), get_problem(TRAIN_B)], ms)
     return d
 
 
 def test_replay_scores_every_method_and_budget(ship, tmp_path):
     out = tmp_path / "out"
     assert bench.main(["--landscapes", str(ship), "--gpu", "h100", "--budgets", "8,16", "--seeds", "2",
-                       "--forecaster", "roofline", "--out", str(out)]) == 0
+                       "--forecaster", "roofline", "--trust-folds", "2", "--trust-parents", "8",
+                       "--out", str(out)]) == 0
     doc = json.loads((out / "search-landscape-h100.json").read_text())
     assert doc["setup"]["synthetic"] is True and doc["setup"]["heldout_searched"] == [HELD]
     assert not (bench.RESULTS_DIR / "search-landscape-h100.json").exists()
@@ -65,6 +68,12 @@ def test_replay_scores_every_method_and_budget(ship, tmp_path):
         assert "vs_random_diff" in s and s["vs_random_pairs"] == 2
         assert "vs_random_diff" not in m[f"screen_topk[random]@{b}"]
         assert 0 <= m[f"uncertainty_aware@{b}"]["trusted_share"] <= 1
+        skip = m[f"certified_skip@{b}"]
+        assert 0 <= skip["trusted_share"] <= 1 and skip["trusted_risk_target"] == 0.1
+        assert skip["trusted_risk_observed"] is None or 0 <= skip["trusted_risk_observed"] <= 1
+        assert skip["vs_screen_topk_final_best_ratio_median"] > 0 and "budget_fraction_to_match_median" in skip
+    cal = doc["setup"]["certified_skip"]
+    assert cal["target_risk"] == 0.1 and cal["folds"] and HELD not in sum(cal["folds"], [])
     runs = doc["runs"]
     assert all(r["gpu_measurements"] <= r["budget"] for r in runs)
 
@@ -82,4 +91,35 @@ def test_replay_is_exact_and_fits_on_training_problems_only(ship, monkeypatch):
     a, _ = bench.run_searches(ship, "h100", [8], [0], proto, "roofline", methods=("measure_all", "screen_topk"))
     b, _ = bench.run_searches(ship, "h100", [8], [0], proto, "roofline", methods=("measure_all", "screen_topk"))
     assert a == b
-    assert seen["problems"] == {TRAIN}  # the held-out problem's rows never reach the fit
+    assert seen["problems"] == {TRAIN, TRAIN_B}  # the held-out problem's rows never reach the fit
+
+
+def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(ship, tmp_path, monkeypatch):
+    """With a forecaster that knows the landscape up to noise (a test double) the rule trusts
+    children; the observed risk is recomputed here from the stored measurements."""
+    from workbench.dataset.shipped import load_shipped
+
+    sys.path.insert(0, str(ROOT / "tests" / "landscape"))
+    from test_certified_skip import NoisyOracle
+
+    recs = load_shipped(ship)
+    speed = {m.candidate_id: (m.speedup if m.ok else float("nan")) for m in recs.measurements}
+    fits = []
+
+    def oracle(records, searched):
+        fits.append({m.problem_id for m in records.measurements})
+        return NoisyOracle(speed, sigma=0.3)
+
+    monkeypatch.setitem(bench.FORECASTERS, "oracle", oracle)
+    out = tmp_path / "out"
+    assert bench.main(["--landscapes", str(ship), "--gpu", "h100", "--budgets", "16", "--seeds", "3",
+                       "--forecaster", "oracle", "--methods", "measure_all,screen_topk,certified_skip",
+                       "--trust-folds", "2", "--trust-risk", "0.2", "--trust-delta", "0.2", "--out", str(out)]) == 0
+    doc = json.loads((out / "search-landscape-h100.json").read_text())
+    assert all(HELD not in f for f in fits) and len(fits) == 3  # the search's fit and one per fold
+    skip = doc["metrics"]["certified_skip@16"]
+    runs = [r for r in doc["runs"] if r["method"] == "certified_skip"]
+    assert skip["trusted_share"] > 0 and skip["trusted_children"] == sum(r["trusted"] for r in runs)
+    assert skip["trusted_risk_observed"] == sum(r["trusted_beat_parent"] for r in runs) / skip["trusted_children"]
+    assert skip["trusted_risk_target"] == 0.2
+    assert all(r["gpu_measurements"] == 16 for r in runs)

@@ -386,7 +386,143 @@ class UncertaintyAware(_PolicyMethod):
         return Plan(measure=measure, trust=trust, drop=drop, scores=scores)
 
 
+def beat_confidence(probabilities, ref_speedup, margin: float = 0.0) -> np.ndarray:
+    """P(S <= ref_speedup * (1 + margin)) under bin forecasts: the forecast's confidence that the
+    candidate does NOT beat `ref_speedup` by more than `margin`.
+
+    The CDF is the bins' masses, spread uniformly in log2 speedup inside each bin (the open outer
+    bins taken as one octave wide, as `workbench.bins.MIDPOINTS` does), so the confidence moves
+    with `ref_speedup` inside a bin instead of jumping at the edges. Row-wise for (n, 8)
+    probabilities with (n,) or scalar references; speedups are positive."""
+    p = np.atleast_2d(np.asarray(probabilities, dtype=float))
+    x = np.broadcast_to(np.asarray(ref_speedup, dtype=float) * (1.0 + margin), (len(p),))
+    if np.any(~(x > 0)):
+        raise ValueError("reference speedups must be positive")
+    lo = np.log2(np.asarray((bins.EDGES[0] / 2,) + bins.EDGES))
+    hi = np.log2(np.asarray(bins.EDGES + (bins.EDGES[-1] * 2,)))
+    share = np.clip((np.log2(x)[:, None] - lo[None, :]) / (hi - lo)[None, :], 0.0, 1.0)  # (n, 8)
+    out = (p * share).sum(axis=1)
+    return out if np.ndim(probabilities) > 1 else out[:1].reshape(())
+
+
+def beat_losses(true_speedups, ref_speedups, margin: float = 0.0) -> np.ndarray:
+    """1 where a candidate in fact beat its reference (S > ref * (1 + margin)); a failed candidate
+    (speedup NaN or None) never beats anything (0)."""
+    t = np.asarray([np.nan if v is None else v for v in np.ravel(true_speedups)], dtype=float)
+    r = np.asarray(ref_speedups, dtype=float) * (1.0 + margin)
+    return np.where(np.isfinite(t), t > r, False).astype(float)
+
+
+@dataclass(frozen=True)
+class SkipCertificate:
+    """A certified skip threshold: trusting a child (not measuring it) when
+    `beat_confidence(forecast, parent speedup, margin) >= threshold` keeps the rate of trusted
+    children that would in fact have beaten their parent <= `target_risk`, with probability
+    >= 1 - `delta` over the calibration draw, for children exchangeable with the calibration
+    pairs (same forecaster, GPU and kind of problems). `threshold` is +inf when nothing could
+    be certified. `coverage` and `risk` are the trusted share and the beat rate on the
+    calibration pairs at the threshold; `n_calibration` their number."""
+
+    threshold: float
+    target_risk: float
+    delta: float
+    margin: float
+    n_calibration: int
+    coverage: float
+    risk: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"threshold": self.threshold if np.isfinite(self.threshold) else None,
+                "target_risk": self.target_risk, "delta": self.delta, "margin": self.margin,
+                "n_calibration": self.n_calibration, "coverage": self.coverage, "risk": self.risk}
+
+
+def certify_skip(probabilities, ref_speedups, true_speedups, target_risk: float = 0.1, delta: float = 0.1,
+                 margin: float = 0.0, **controller_kw: Any) -> SkipCertificate:
+    """Certify a skip threshold on calibration pairs: (n, 8) forecasts of children, their parents'
+    (n,) measured speedups and the children's (n,) measured speedups (NaN/None: failed), with
+    `workbench.calibration.conformal.ConformalRiskController` (loss: the child beat its parent).
+    The pairs must come from problems the searched ones are exchangeable with and that the
+    forecaster was not fitted on (out-of-fold forecasts)."""
+    from workbench.calibration.conformal import ConformalRiskController
+
+    p = np.asarray(probabilities, dtype=float)
+    ref = np.asarray(ref_speedups, dtype=float)
+    if p.ndim != 2 or p.shape[1] != bins.N_BINS or len(p) != len(ref) or len(p) != len(np.ravel(true_speedups)):
+        raise ConfigError(f"certify_skip needs (n, {bins.N_BINS}) forecasts and n parent and child speedups")
+    if len(p) == 0:
+        raise ConfigError("certify_skip needs at least one calibration pair")
+    ctl = ConformalRiskController(target_risk=target_risk, delta=delta, **controller_kw)
+    ctl.calibrate_arrays(beat_confidence(p, ref, margin), beat_losses(true_speedups, ref, margin))
+    t = float(ctl.threshold_)
+    return SkipCertificate(t if t <= 1.0 else float("inf"), target_risk, delta, margin, len(p),
+                           float(ctl.coverage_), float(ctl.risk_))
+
+
+class CertifiedSkip(Method):
+    """Skip the children certified not to beat their parent; measure the top k of the rest.
+
+    A child is *trusted* (archived as trusted, never measured by this method) when its forecast
+    is not an abstention and `beat_confidence(forecast, parent speedup, certificate.margin)`
+    reaches `certificate.threshold` (a `SkipCertificate` from `certify_skip` on pairs the
+    searched problem is exchangeable with; the method does no calibration of its own, so what
+    it is calibrated on is decided by whoever builds the certificate). The other children are
+    ranked by expected log2 speedup (generation order on ties) and the top k measured, or, with
+    `backfill=False`, only the untrusted among the top k of all children (a trusted child's
+    measurement is then left to the next parent). When fewer than `min_measure` are left to
+    measure, the best-ranked trusted children are measured instead (moved out of the trusted
+    list). Without a certificate, or with one whose threshold is +inf, nothing is trusted and
+    the method measures as screen_topk does."""
+
+    name = "certified_skip"
+
+    def __init__(self, k: int = 4, m: int = 4, certificate: SkipCertificate | None = None,
+                 backfill: bool = True, min_measure: int = 0):
+        super().__init__(k, m)
+        if min_measure < 0 or min_measure > k:
+            raise ConfigError(f"min_measure is between 0 and k={k}, got {min_measure}")
+        self.certificate = certificate
+        self.backfill = bool(backfill)
+        self.min_measure = int(min_measure)
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "backfill": self.backfill, "min_measure": self.min_measure,
+                "certificate": self.certificate.to_dict() if self.certificate is not None else None}
+
+    def trusted(self, children, forecasts, parent_speedup: float | None) -> set[str]:
+        """Ids of the children certified not to beat `parent_speedup`."""
+        cert = self.certificate
+        if cert is None or not np.isfinite(cert.threshold) or not parent_speedup or parent_speedup <= 0:
+            return set()
+        usable = [c for c in children if (f := forecasts.get(c.id)) is not None and not f.abstained]
+        if not usable:
+            return set()
+        conf = beat_confidence([forecasts[c.id].probabilities for c in usable], parent_speedup, cert.margin)
+        return {c.id for c, v in zip(usable, conf) if v >= cert.threshold}
+
+    def plan(self, children, forecasts, ctx) -> Plan:
+        scores = {c.id: _expected(forecasts.get(c.id)) for c in children}
+        ranked = sorted(children, key=lambda c: -scores[c.id])  # stable: ties keep generation order
+        skip = self.trusted(children, forecasts, ctx.parent_speedup)
+        trust = [c.id for c in ranked if c.id in skip]
+        worth = [c.id for c in ranked if c.id not in skip]
+        if self.backfill:
+            measure = worth[: self.k]
+        else:
+            top = {c.id for c in ranked[: self.k]}
+            measure = [cid for cid in worth if cid in top]
+        if len(measure) < self.min_measure:
+            extra = trust[: self.min_measure - len(measure)]
+            measure += extra
+            trust = [cid for cid in trust if cid not in extra]
+        drop = [cid for cid in worth if cid not in measure]
+        return Plan(measure=measure, trust=trust, drop=drop, scores=scores)
+
+
 METHODS = ("measure_all", "screen_topk", "selective", "uncertainty_aware")
+#: Methods that need an object built outside the search (certified_skip: a SkipCertificate), so
+#: the CLI and the app do not offer them; benchmarks and scripts build them with make_method.
+CERTIFIED_METHODS = ("certified_skip",)
 
 
 def make_method(name: str, k: int = 4, m: int = 4, **kw: Any) -> Method:
@@ -399,4 +535,6 @@ def make_method(name: str, k: int = 4, m: int = 4, **kw: Any) -> Method:
         return Selective(k, m, **kw)
     if name == "uncertainty_aware":
         return UncertaintyAware(k, m, **kw)
-    raise ConfigError(f"unknown method {name!r}; choose from {', '.join(METHODS)}")
+    if name == "certified_skip":
+        return CertifiedSkip(k, m, **kw)
+    raise ConfigError(f"unknown method {name!r}; choose from {', '.join(METHODS + CERTIFIED_METHODS)}")

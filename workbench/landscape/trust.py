@@ -1,0 +1,142 @@
+"""Calibration pairs for the certified skip rule (`workbench.search.methods.CertifiedSkip`),
+drawn from measured landscapes of TRAINING problems only.
+
+A pair is (a parent point, one child from its stored neighbourhood): the child's forecast, the
+parent's measured speedup and the child's measured speedup (NaN when it failed). Parents are
+drawn uniformly from a problem's correct measured points (seeded by the problem id and `seed`),
+children uniformly from the parent's measured neighbourhood, as `LandscapeGenerator` draws a
+search's children. Every forecast is *out of fold*: the training problems are split into
+`folds` groups and each group's children are forecast by a forecaster fitted on the other
+groups only (`make_forecaster(records)` is called with the other groups' rows), so the
+calibration sees the errors the forecaster makes on problems it was not fitted on, as the
+searched held-out problems will. The protocol refuses held-out problems here
+(HeldOutLeakError) and the pair sets never hold one.
+
+What the pairs do not match: a search picks parents by PUCT (better points more often) and
+its children may come from trusted parents; the benchmark therefore reports the rate observed
+in the searches themselves next to the certified target.
+"""
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+
+from workbench.dataset.sources import RecordSet
+from workbench.errors import ConfigError
+from workbench.landscape.core import Landscape
+from workbench.landscape.protocol import Protocol
+from workbench.records import Measurement
+
+
+@dataclass(frozen=True)
+class PairSample:
+    """One calibration pair's ids and measured speedups (child NaN: it failed)."""
+
+    problem_id: str
+    parent_id: str
+    child_id: str
+    parent_speedup: float
+    child_speedup: float
+
+
+@dataclass
+class CalibrationPairs:
+    """Forecast calibration pairs: `probabilities` (n, 8), `parent_speedups` (n,),
+    `child_speedups` (n,, NaN = failed), the pairs themselves and the problem folds used."""
+
+    probabilities: np.ndarray
+    parent_speedups: np.ndarray
+    child_speedups: np.ndarray
+    pairs: list[PairSample] = field(default_factory=list)
+    folds: list[list[str]] = field(default_factory=list)
+
+    def __len__(self) -> int:
+        return len(self.pairs)
+
+    def describe(self) -> dict[str, Any]:
+        return {"pairs": len(self), "problems": sorted({p.problem_id for p in self.pairs}),
+                "folds": self.folds}
+
+
+def _speedups(measurements: Sequence[Measurement]) -> dict[str, float]:
+    """candidate id -> measured speedup, NaN for a failed measurement."""
+    return {m.candidate_id: (float(m.speedup) if m.ok and m.speedup else math.nan) for m in measurements}
+
+
+def sample_pairs(landscape: Landscape, measurements: Sequence[Measurement], parents: int, children: int,
+                 seed: int = 0) -> list[PairSample]:
+    """Up to `parents` correct points of one landscape and up to `children` measured
+    neighbours of each (see the module doc), in a deterministic order."""
+    if parents < 1 or children < 1:
+        raise ConfigError(f"parents and children per parent must be >= 1, got {parents} and {children}")
+    speed = _speedups(measurements)
+    rng = random.Random(f"trust-pairs:{landscape.problem_id}:{seed}")
+    good = [cid for cid in landscape.point_ids if math.isfinite(speed.get(cid, math.nan))]
+    out: list[PairSample] = []
+    for pid in rng.sample(good, min(parents, len(good))):
+        nb = list(dict.fromkeys(cid for cid, _ in landscape.neighbourhood(pid) if cid in speed))
+        for cid in rng.sample(nb, min(children, len(nb))):
+            out.append(PairSample(landscape.problem_id, pid, cid, speed[pid], speed[cid]))
+    return out
+
+
+def problem_folds(problem_ids: Sequence[str], folds: int, seed: int = 0) -> list[list[str]]:
+    """`problem_ids` shuffled by `seed` and dealt into `folds` groups (sorted inside)."""
+    ids = sorted(set(problem_ids))
+    if folds < 2 or len(ids) < folds:
+        raise ConfigError(f"{len(ids)} training problems for {folds} folds; need folds >= 2 and a problem per fold")
+    random.Random(f"trust-folds:{seed}").shuffle(ids)
+    return [sorted(ids[i::folds]) for i in range(folds)]
+
+
+def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecaster: Callable[[Any], Any],
+                      hardware, protocol: Protocol, parents: int = 32, children: int = 16, folds: int = 3,
+                      seed: int = 0) -> CalibrationPairs:
+    """Out-of-fold forecast calibration pairs over the training problems that have a landscape.
+
+    `records` (problems, candidates, measurements of `hardware.key`; held-out rows are dropped
+    here) supply the measured speedups and each fold's fit; `make_forecaster(records)` returns a
+    forecaster fitted on `records` (or one with nothing to fit). Forecasts are taken relative
+    to the reference, as a search takes them. Abstentions are left out (the rule never trusts
+    one); with no pair left the result is empty (nothing can be certified)."""
+    train_ids = sorted(pid for pid in landscapes if not protocol.is_heldout(pid))  # held-out ones left alone
+    rs = protocol.training_only(records)
+    ms = [m for m in rs.measurements if m.hardware_key == hardware.key]
+    by_problem: dict[str, list[Measurement]] = {}
+    for m in ms:
+        by_problem.setdefault(m.problem_id, []).append(m)
+    train_ids = [pid for pid in train_ids if by_problem.get(pid)]
+    groups = problem_folds(train_ids, folds, seed)
+    problems = {p.id: p for p in rs.problems}
+    cands = {c.id: c for land in landscapes.values() for c in land.candidates}
+    probs, samples = [], []
+    for group in groups:
+        inside = set(group)
+        fit_on = RecordSet([p for p in rs.problems if p.id not in inside],
+                           [c for c in rs.candidates if c.problem_id not in inside],
+                           [m for m in ms if m.problem_id not in inside])
+        fc = make_forecaster(fit_on)
+        for pid in group:
+            if pid not in problems:
+                raise ConfigError(f"no problem record for {pid} among the training records")
+            pairs = sample_pairs(landscapes[pid], by_problem[pid], parents, children, seed)
+            if not pairs:
+                continue
+            record = getattr(fc, "record_reference_times", None)
+            if callable(record):  # as a search does once it has measured on the problem
+                record(by_problem[pid])
+            fs = fc.forecast_batch([(problems[pid], cands[p.child_id]) for p in pairs], hardware,
+                                   relative_to="reference")
+            for p, f in zip(pairs, fs):
+                if f.abstained:
+                    continue
+                probs.append(np.asarray(f.probabilities, dtype=float))
+                samples.append(p)
+    if not samples:  # no measured neighbour anywhere, or the forecaster abstained on every child
+        return CalibrationPairs(np.zeros((0, 8)), np.zeros(0), np.zeros(0), [], groups)
+    return CalibrationPairs(np.vstack(probs), np.asarray([p.parent_speedup for p in samples]),
+                            np.asarray([p.child_speedup for p in samples]), samples, groups)
