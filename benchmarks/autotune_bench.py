@@ -64,6 +64,14 @@ PROBLEMS: dict[str, tuple[str, tuple[int, int, int]]] = {
     "L2/30_linear_bias_hardtanh": ("fp32", (4096, 2048, 2048)),
 }
 ARMS = ("full", "pruned", "random")
+DEFINITIONS = {
+    "autotune_time_saved_share": "median over problems of 1 - (forecaster-pruned autotune wall time) / "
+                                 "(full autotune wall time), both cold (fresh kernel object and Triton cache)",
+    "final_speed_vs_full_median": "median over problems of full autotuning's chosen kernel ms / the pruned "
+                                  "run's chosen kernel ms (triton.testing.do_bench): 1.0 = as fast",
+    "control_autotune_time_saved_share": "the same for the random top-k control (same k)",
+    "control_final_speed_vs_full_median": "the same for the random top-k control (same k)",
+}
 
 KERNEL = '''
 import triton
@@ -288,6 +296,7 @@ def main(argv=None) -> int:
                   file=sys.stderr)
     doc = {"benchmark": "autotune", "gpu": args.gpu, "date": time.strftime("%Y-%m-%d"), "commit": commit(),
            "metrics": {**metrics(rows), "forecaster_fit_s": fit["fit_s"]},
+           "definitions": DEFINITIONS,
            "setup": {"forecaster": args.forecaster, "fit": fit, "fit_excludes": pids, "configs": args.configs,
                      "top_k": args.top_k, "seed": args.seed, "skipped_for_time": skipped, "cpu": args.cpu,
                      "seconds": round(time.time() - t_start, 1)},

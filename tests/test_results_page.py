@@ -105,3 +105,20 @@ def test_check_mode_reports_a_stale_page(tmp_path, capsys):
     _write(results, "a-cpu.json", {"benchmark": "a", "metrics": {"x": 2.5}})
     assert page.main(["--results", str(results), "--out", str(out), "--check"]) == 1
     assert "make results" in capsys.readouterr().err
+
+
+def test_autotune_results_render_metrics_definitions_and_count_rows(tmp_path):
+    results = tmp_path / "results"
+    _write(results, "autotune-h100.json", {
+        "benchmark": "autotune", "gpu": "h100", "date": "2026-12-01", "commit": "abc1234",
+        "metrics": {"problems": 6, "autotune_time_saved_share": 0.8123, "final_speed_vs_full_median": 0.97,
+                    "control_autotune_time_saved_share": 0.8, "control_final_speed_vs_full_median": 0.9},
+        "definitions": {"autotune_time_saved_share": "1 - pruned / full autotune time, median"},
+        "setup": {"configs": 24, "top_k": 4},
+        "rows": [{"problem_id": "L1/14_matmul_square_fp32", "full": {"autotune_s": 30.0}}] * 6,
+    })
+    text = page.render(results)
+    assert "| `autotune_time_saved_share` | 0.8123 |" in text
+    assert "| `final_speed_vs_full_median` | 0.97 |" in text
+    assert "1 - pruned / full autotune time, median" in text
+    assert "L1/14_matmul_square_fp32" not in text  # per-problem rows stay in the JSON, counted
