@@ -312,3 +312,20 @@ def test_in_flight_settings():
     for bad in ("0", "-1", "auto:0", "many", "auto:x"):
         with pytest.raises(ConfigError, match="auto"):
             parse_in_flight(bad)
+
+
+def test_cli_in_flight_auto_runs_a_pipelined_search(tmp_path, capsys):
+    from conftest import synthetic_db
+    from workbench.cli import main
+
+    db = synthetic_db(tmp_path)
+    common = ["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100", "--method",
+              "screen_topk", "--budget", "7", "--forecaster", "roofline", "--no-progress", "--k", "2", "--m", "2"]
+    assert main(common + ["--in-flight", "auto:3"]) == 0
+    assert "GPU measurements used:   7 / 7" in capsys.readouterr().out
+    with Store(db) as st:
+        (info,) = st.searches()
+    assert info["pipeline"] == 3 and info["in_flight"] == 1
+    with pytest.raises(SystemExit):
+        main(common + ["--in-flight", "lots"])
+    assert "auto" in capsys.readouterr().err
