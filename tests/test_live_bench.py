@@ -52,18 +52,18 @@ def test_live_search_is_pipelined_and_never_hands_over_a_batch_kernel(tmp_path):
     from workbench.problems import get_problem
 
     problem = get_problem("L1/01_softmax")
-    zoo, kids = bench.family(problem.id, 12, seed=0)
+    zoo, kids = bench.family(problem.id, 6, seed=0)
     banned = {c.id for c in kids}
-    assert len(kids) == 12 and not banned & {c.id for c in zoo}
-    args = argparse.Namespace(k=2, m=2, seed=0, max_seeds=2)
+    assert len(kids) == 6 and not banned & {c.id for c in zoo}
+    args = argparse.Namespace(k=2, m=1, seed=0, max_seeds=2)
     ex = _Stand_in(workers=3)
-    out = bench.live_search(tmp_path, "live", problem, ex, 20, "auto", args, banned)
+    out = bench.live_search(tmp_path, "live", problem, ex, 10, "auto", args, banned)
     ex.close()
-    assert out["measurements"] == 20 and out["mode"] == "pipelined" and out["target_in_flight"] == 3
+    assert out["measurements"] == 10 and out["mode"] == "pipelined" and out["target_in_flight"] == 3
     assert out["batch_kernels_searched"] == 0
-    assert 1 <= out["max_in_flight"] <= 20 and out["mean_in_flight"] > 0
-    stepped = bench.live_search(tmp_path, "steps", problem, _Stand_in(), 8, 2, args, banned)
-    assert stepped["mode"] == "steps" and stepped["target_in_flight"] == 2 and stepped["measurements"] == 8
+    assert 1 <= out["max_in_flight"] <= 10 and out["mean_in_flight"] > 0
+    stepped = bench.live_search(tmp_path, "steps", problem, _Stand_in(), 4, 2, args, banned)
+    assert stepped["mode"] == "steps" and stepped["target_in_flight"] == 2 and stepped["measurements"] == 4
 
 
 def test_held_counts_what_the_executor_holds():

@@ -295,7 +295,7 @@ def test_settings_are_checked_and_a_pipeline_resumes_as_a_pipeline(store, pool):
         _run(store, pool, pipeline=-1)
     run = _run(store, pool, budget=8)
     run.run(max_steps=2)
-    run._drain_on_exit()
+    assert not run._flight and run.used < 8  # run() returns with nothing in flight
     with pytest.raises(ConfigError, match="pipeline"):
         _run(store, pool, budget=8, pipeline=0).resume(run.search_id)
     assert _run(store, pool, budget=8, pipeline=7).resume(run.search_id).run()["gpu_measurements"] == 8
@@ -329,3 +329,15 @@ def test_cli_in_flight_auto_runs_a_pipelined_search(tmp_path, capsys):
     with pytest.raises(SystemExit):
         main(common + ["--in-flight", "lots"])
     assert "auto" in capsys.readouterr().err
+
+
+def test_executor_capacity_is_its_workers(pool):
+    from workbench.execution.executors import ChunkedExecutor, CPUExecutor
+    from workbench.execution.hardware import cpu_hardware
+
+    assert CacheExecutor(pool[2], "h100").capacity == 1
+    with CPUExecutor(workers=3) as cpu:
+        assert cpu.capacity == 3
+    with ChunkedExecutor(cpu_hardware(), device="cpu", workers=5) as chunked:
+        assert chunked.capacity == 5
+        assert in_flight_setting("auto", chunked) == {"in_flight": 1, "pipeline": 5}

@@ -544,7 +544,8 @@ class SearchRun(PipelineMixin):
 
     # ------------------------------------------------------------------ driving
     def run(self, progress: bool = False, max_steps: int | None = None) -> dict[str, Any]:
-        """Step until the budget is spent, the run is stopped or exhausted; returns `summary()`."""
+        """Step until the budget is spent, the run is stopped or exhausted (or `max_steps` steps,
+        pipelined: ticks, were run); returns `summary()`."""
         self._stop.clear()
         bar = None
         if progress:
@@ -561,6 +562,7 @@ class SearchRun(PipelineMixin):
                     bar.set_postfix(best=f"{best.speedup:.3f}x" if best else "-", considered=self.considered)
                 if max_steps is not None and n >= max_steps:
                     break
+            self._drain_on_exit()  # pipelined: return with every candidate handed over recorded
             if bar is not None:
                 bar.n = self.used
                 bar.refresh()

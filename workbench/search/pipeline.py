@@ -93,8 +93,9 @@ class PipelineMixin:
 
     # ------------------------------------------------------------------ driving
     def _pipeline_step(self) -> bool:
-        """One tick: record what came back, fill the executor, wait for one result. False when
-        the run is over (finished, or stopped with nothing left in flight)."""
+        """One tick: record what came back, then expand one parent if fewer than `pipeline`
+        candidates are in flight, else (or when none can be expanded) wait for a result. False
+        when the run is over (finished, or stopped with nothing left in flight)."""
         if self.search_id is None:
             self.start()
         if self.finished:
@@ -102,12 +103,11 @@ class PipelineMixin:
         if self._partial.step != self.step_index:  # a cut expansion is repaired before anything is recorded
             self._record_arrived(block=False)
         why = ""
-        while not self._stop.is_set() and len(self._flight) < self.pipeline:
+        if not self._stop.is_set() and len(self._flight) < self.pipeline:
             why = self._expand_next()
             self._partial = _Partial()  # a repaired expansion is complete: nothing more to reuse
-            if why:
-                break
-            self._record_arrived(block=False)
+            if not why:
+                return True
         if self.budget_left <= 0:
             return self._finish("budget spent")
         if not self._flight:
