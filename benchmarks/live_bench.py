@@ -265,11 +265,14 @@ def main(argv: list[str] | None = None) -> int:
             metrics["live_ratio"] = round(live["per_min"] / metrics["executor_batch_per_min"], 3)
         compare = ([1] if args.compare_one_in_flight else []) + ([args.compare_in_flight] if args.compare_in_flight
                                                                  and args.compare_in_flight != 1 else [])
+        metrics["batch_kernels_searched"] = live["batch_kernels_searched"]
+        write(args, out_dir, key, gpus, metrics, details, complete=False)
         for p in compare if not args.ray else []:
             one = live_search(Path(tmp), f"live-{p}", problem, ex, args.budget, p, args, banned)
             metrics[f"live_search_per_min_in_flight_{p}"] = one["per_min"]
+            metrics["batch_kernels_searched"] += one["batch_kernels_searched"]
             details[f"live_search_in_flight_{p}"] = one
-        metrics["batch_kernels_searched"] = sum(d["batch_kernels_searched"] for d in details.values())
+            write(args, out_dir, key, gpus, metrics, details, complete=False)
         ex.close()
         if args.ray:
             metrics["gpus"] = gpus
@@ -278,8 +281,18 @@ def main(argv: list[str] | None = None) -> int:
             one = live_search(Path(tmp), "one-gpu", problem, single, args.budget, args.in_flight, args, banned)
             single.close()
             metrics["live_search_per_min_one_gpu"] = one["per_min"]
+            metrics["batch_kernels_searched"] += one["batch_kernels_searched"]
             metrics["ratio_to_one_gpu"] = round(live["per_min"] / one["per_min"], 3) if one["per_min"] else None
             details["one_gpu_search"] = one
+    write(args, out_dir, key, gpus, metrics, details, complete=True)
+    print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def write(args, out_dir: Path, key: str, gpus: int, metrics: dict, details: dict, complete: bool) -> None:
+    """The results file; written after each phase (`settings.complete` false until the last), so
+    a run cut short by a time limit still leaves what it measured. benchmarks/results/ (with
+    --results) gets the complete file only."""
     name = f"live-{key}x{gpus}.json" if args.ray and not args.cpu else f"live-{key}.json"
     definitions = {k: v for k, v in DEFINITIONS.items() if k in metrics}
     for k in metrics:
@@ -290,15 +303,13 @@ def main(argv: list[str] | None = None) -> int:
             "definitions": definitions, "details": details,
             "settings": {"k": args.k, "m": args.m, "max_seeds": args.max_seeds, "seed": args.seed,
                          "budget": args.budget, "batch": args.batch, "in_flight": args.in_flight,
-                         "cpu_smoke": bool(args.cpu), "ray": bool(args.ray)}}
+                         "cpu_smoke": bool(args.cpu), "ray": bool(args.ray), "complete": complete}}
     text = json.dumps(data, indent=2) + "\n"
-    targets = [out_dir / name] + ([ROOT / "benchmarks" / "results" / name] if args.results else [])
+    targets = [out_dir / name] + ([ROOT / "benchmarks" / "results" / name] if args.results and complete else [])
     for p in targets:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
-        log(f"wrote {p}")
-    print(json.dumps(metrics, indent=2))
-    return 0
+        log(f"wrote {p}{'' if complete else ' (so far)'}")
 
 
 if __name__ == "__main__":
