@@ -1,6 +1,6 @@
 """Live search throughput against the executor alone, in one run: does the search keep the GPU busy?
 
-    PYTHONPATH=. python benchmarks/live_bench.py --out $OUT            # one GPU (cuda:0)
+    PYTHONPATH=. python benchmarks/live_bench.py --out $OUT --compare-one-in-flight --compare-in-flight 2
     PYTHONPATH=. python benchmarks/live_bench.py --ray --out $OUT      # every GPU, through Ray
     python benchmarks/live_bench.py --cpu --out /tmp/live              # smoke run (Triton interpreter)
 
@@ -10,14 +10,21 @@ executor serves the whole run (started, and warmed on the zoo kernels, before an
    searches generate (their ids are left out of the searches' pools), submitted at once ->
    `executor_batch_per_min` (kernels measured per minute, first submit to last result);
 2. live search: `SearchRun` with the mutation generator, the roofline forecaster (nothing to fit),
-   screen_topk (--k, --m), `--in-flight` parents per step, `--budget` GPU measurements ->
-   `live_search_per_min` (measurements per minute of `run()`), and `live_ratio` = 2 / 1;
-3. with `--compare-one-in-flight`, the same search with one parent at a time ->
-   `live_search_per_min_in_flight_1`.
+   screen_topk (--k, --m), `--budget` GPU measurements, `--in-flight` (default auto: pipelined,
+   the executor kept holding as many candidates as it has workers; auto:N: N; a number P: P
+   parents per step) -> `live_search_per_min` (measurements per minute of `run()`), `live_ratio`
+   = 2 / 1, `live_mode` and `live_target_in_flight`, and the candidates the executor held while
+   the search ran (`live_mean_in_flight` until the budget was all handed over, `live_max_in_flight`);
+3. with `--compare-one-in-flight`, the same search with one parent per step ->
+   `live_search_per_min_in_flight_1`; with `--compare-in-flight P`, with P parents per step ->
+   `live_search_per_min_in_flight_P`.
+The searches' generator never proposes a batch kernel (`batch_kernels_searched` counts any the
+executor got again, and must be 0).
 With `--ray` (a local Ray cluster over every GPU of the machine): the live search runs on the
-Ray executor with `--in-flight` x GPUs parents and budget x GPUs -> `live_search_per_min`,
-`gpus`; then the same search on one GPU (LocalGPUExecutor, cuda:0, budget and in-flight of one
-GPU) -> `live_search_per_min_one_gpu` and `ratio_to_one_gpu`.
+Ray executor (auto: pipelined, GPUs x chunk candidates in flight; a number P: P x GPUs parents
+per step) with budget x GPUs -> `live_search_per_min`, `gpus`; then the same search on one GPU
+(LocalGPUExecutor, cuda:0, budget and setting of one GPU) -> `live_search_per_min_one_gpu` and
+`ratio_to_one_gpu`.
 
 Writes `<out>/live-<gpu>.json` (Ray: `live-<gpu>x<N>.json`), and into benchmarks/results/ only
 with `--results` (never for --cpu: a smoke run is not a result).
@@ -29,6 +36,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -47,6 +55,15 @@ DEFINITIONS = {
                            "screen_topk) per minute of SearchRun.run(), on the same warmed executor",
     "live_ratio": "live_search_per_min / executor_batch_per_min (1 = the search keeps the executor as busy "
                   "as a batch does)",
+    "live_mode": "pipelined (no step barrier; the executor kept holding live_target_in_flight candidates) "
+                 "or steps (live_target_in_flight parents per step)",
+    "live_target_in_flight": "pipelined: candidates kept with the executor (auto = its workers); steps: parents "
+                             "per step",
+    "live_mean_in_flight": "candidates the executor held, time-weighted mean from the live search's first "
+                           "submission to its last (after which the budget is all handed over)",
+    "live_max_in_flight": "most candidates the executor held at once during the live search",
+    "batch_kernels_searched": "executor-batch kernels the live searches handed to the executor again (0: the "
+                              "searches never measure the batch's candidates)",
     "live_search_per_min_in_flight_1": "the same search with one parent per step",
     "ratio_to_one_gpu": "Ray: live_search_per_min on every GPU / live_search_per_min of the one-GPU search",
 }
@@ -99,28 +116,75 @@ class _Excluding:
         return None
 
 
-def live_search(store_dir: Path, name: str, problem, executor, budget: int, in_flight: int, args,
+class Held:
+    """Wraps an executor; logs (time, candidates it holds) at each submission and each result,
+    and the ids it was handed."""
+
+    def __init__(self, inner):
+        self.inner, self.hardware = inner, inner.hardware
+        self.capacity = getattr(inner, "capacity", 1)
+        self.submitted: list[str] = []
+        self.log: list[tuple[float, int]] = []
+        self._held, self._lock = 0, threading.Lock()
+
+    def _change(self, d: int) -> None:
+        with self._lock:
+            self._held += d
+            self.log.append((time.perf_counter(), self._held))
+
+    def submit(self, problem, candidates):
+        self.submitted += [c.id for c in candidates]
+        futures = self.inner.submit(problem, candidates)
+        for f in futures:
+            self._change(+1)
+            f.add_done_callback(lambda _f: self._change(-1))
+        return futures
+
+    def stats(self) -> dict:
+        """Mean held from the first submission to the last one (time-weighted), and the max."""
+        log = list(self.log)
+        if not log:
+            return {"mean_in_flight": None, "max_in_flight": 0}
+        last = max((t for (t, h), (_, before) in zip(log[1:], log) if h > before), default=log[0][0])
+        total = sum(h * (min(t1, last) - t0) for (t0, h), (t1, _) in zip(log, log[1:]) if t0 < last)
+        mean = total / (last - log[0][0]) if last > log[0][0] else float(log[0][1])
+        return {"mean_in_flight": round(mean, 2), "max_in_flight": max(h for _, h in log)}
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def live_search(store_dir: Path, name: str, problem, executor, budget: int, in_flight, args,
                 banned: set[str]) -> dict:
-    """One live search; its measurements per minute of run()."""
+    """One live search; its measurements per minute of run(). `in_flight`: a number of parents
+    per step, "auto" or "auto:N" (pipelined; see workbench.search.pipeline)."""
     from workbench.forecast.roofline import RooflineForecaster
     from workbench.search import MutationGenerator, SearchRun, ZooGenerator, make_method
+    from workbench.search.pipeline import in_flight_setting
     from workbench.store import Store
 
+    held = Held(executor)
+    setting = in_flight_setting(in_flight, executor)
     with Store(store_dir / f"{name}.sqlite") as store:
         store.put_problems([problem])
-        run = SearchRun(store, problem, executor, _Excluding(MutationGenerator(ZooGenerator()), banned),
+        run = SearchRun(store, problem, held, _Excluding(MutationGenerator(ZooGenerator()), banned),
                         RooflineForecaster(), make_method("screen_topk", k=args.k, m=args.m), budget=budget,
-                        seed=args.seed, max_seeds=args.max_seeds, in_flight=in_flight, adapt_forecasts=False)
+                        seed=args.seed, max_seeds=args.max_seeds, adapt_forecasts=False, **setting)
         t0 = time.perf_counter()
         summary = run.run()
         minutes = (time.perf_counter() - t0) / 60.0
     used = summary["gpu_measurements"]
-    log(f"{name}: {used} measurements in {60 * minutes:.1f} s (in flight {in_flight}), "
-        f"finished: {summary['finish_reason']}")
-    return {"per_min": round(used / minutes, 2) if minutes > 0 else None, "measurements": used,
-            "seconds": round(60 * minutes, 1), "in_flight": in_flight, "budget": budget,
-            "finish_reason": summary["finish_reason"], "best_speedup": summary["best_speedup"],
-            "failed_measurements": summary["failed_measurements"]}
+    mode = "pipelined" if setting["pipeline"] else "steps"
+    target = setting["pipeline"] or setting["in_flight"]
+    out = {"per_min": round(used / minutes, 2) if minutes > 0 else None, "measurements": used,
+           "seconds": round(60 * minutes, 1), "mode": mode, "target_in_flight": target,
+           "executor_capacity": held.capacity, **held.stats(), "budget": budget,
+           "finish_reason": summary["finish_reason"], "best_speedup": summary["best_speedup"],
+           "failed_measurements": summary["failed_measurements"], "expansions": summary["steps"],
+           "batch_kernels_searched": len(set(held.submitted) & banned)}
+    log(f"{name}: {used} measurements in {60 * minutes:.1f} s ({mode}, target {target}, executor held "
+        f"{out['mean_in_flight']} on average, {out['max_in_flight']} at most), finished: {summary['finish_reason']}")
+    return out
 
 
 def make_executor(args, ray: bool):
@@ -146,17 +210,26 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--problem", default="L1/01_softmax")
     ap.add_argument("--budget", type=int, default=48, help="GPU measurements of each search (x GPUs with --ray)")
     ap.add_argument("--batch", type=int, default=48, help="kernels of the executor batch")
-    ap.add_argument("--in-flight", type=int, default=2, help="parents per step (x GPUs with --ray)")
+    ap.add_argument("--in-flight", default="auto", help="auto (pipelined, the executor's workers), auto:N "
+                    "(pipelined, N candidates) or P parents per step (x GPUs with --ray)")
     ap.add_argument("--k", type=int, default=4)
     ap.add_argument("--m", type=int, default=2)
     ap.add_argument("--max-seeds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--compare-one-in-flight", action="store_true")
+    ap.add_argument("--compare-one-in-flight", action="store_true", help="also: one parent per step")
+    ap.add_argument("--compare-in-flight", type=int, metavar="P", help="also: P parents per step")
     ap.add_argument("--ray", action="store_true", help="every GPU of the machine through a local Ray cluster")
     ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU (Triton interpreter)")
     ap.add_argument("--out", help="directory for the JSON (required with --cpu)")
     ap.add_argument("--results", action="store_true", help="also write into benchmarks/results/")
     args = ap.parse_args(argv)
+    from workbench.errors import ConfigError
+    from workbench.search.pipeline import parse_in_flight
+
+    try:
+        args.in_flight = parse_in_flight(args.in_flight)
+    except ConfigError as e:
+        ap.error(str(e))
     if args.cpu and (not args.out or args.results):
         ap.error("--cpu is a smoke run: pass --out DIR, and no --results")
     out_dir = Path(args.out or os.environ.get("OUT") or ROOT / "benchmarks" / "results")
@@ -182,15 +255,24 @@ def main(argv: list[str] | None = None) -> int:
             metrics["executor_batch_per_min"] = round(len(kids) / minutes, 2)
             metrics["executor_batch_kernels"] = len(kids)
             log(f"executor batch: {len(kids)} kernels in {60 * minutes:.1f} s")
-        live = live_search(Path(tmp), "live", problem, ex, args.budget * gpus, args.in_flight * gpus, args, banned)
+        setting = args.in_flight * gpus if isinstance(args.in_flight, int) else args.in_flight
+        live = live_search(Path(tmp), "live", problem, ex, args.budget * gpus, setting, args, banned)
         metrics["live_search_per_min"] = live["per_min"]
+        metrics.update(live_mode=live["mode"], live_target_in_flight=live["target_in_flight"],
+                       live_mean_in_flight=live["mean_in_flight"], live_max_in_flight=live["max_in_flight"])
         details = {"live_search": live}
         if not args.ray:
             metrics["live_ratio"] = round(live["per_min"] / metrics["executor_batch_per_min"], 3)
-        if args.compare_one_in_flight and not args.ray:
-            one = live_search(Path(tmp), "live-1", problem, ex, args.budget, 1, args, banned)
-            metrics["live_search_per_min_in_flight_1"] = one["per_min"]
-            details["live_search_in_flight_1"] = one
+        compare = ([1] if args.compare_one_in_flight else []) + ([args.compare_in_flight] if args.compare_in_flight
+                                                                 and args.compare_in_flight != 1 else [])
+        metrics["batch_kernels_searched"] = live["batch_kernels_searched"]
+        write(args, out_dir, key, gpus, metrics, details, complete=False)
+        for p in compare if not args.ray else []:
+            one = live_search(Path(tmp), f"live-{p}", problem, ex, args.budget, p, args, banned)
+            metrics[f"live_search_per_min_in_flight_{p}"] = one["per_min"]
+            metrics["batch_kernels_searched"] += one["batch_kernels_searched"]
+            details[f"live_search_in_flight_{p}"] = one
+            write(args, out_dir, key, gpus, metrics, details, complete=False)
         ex.close()
         if args.ray:
             metrics["gpus"] = gpus
@@ -199,22 +281,35 @@ def main(argv: list[str] | None = None) -> int:
             one = live_search(Path(tmp), "one-gpu", problem, single, args.budget, args.in_flight, args, banned)
             single.close()
             metrics["live_search_per_min_one_gpu"] = one["per_min"]
+            metrics["batch_kernels_searched"] += one["batch_kernels_searched"]
             metrics["ratio_to_one_gpu"] = round(live["per_min"] / one["per_min"], 3) if one["per_min"] else None
             details["one_gpu_search"] = one
+    write(args, out_dir, key, gpus, metrics, details, complete=True)
+    print(json.dumps(metrics, indent=2))
+    return 0
+
+
+def write(args, out_dir: Path, key: str, gpus: int, metrics: dict, details: dict, complete: bool) -> None:
+    """The results file; written after each phase (`settings.complete` false until the last), so
+    a run cut short by a time limit still leaves what it measured. benchmarks/results/ (with
+    --results) gets the complete file only."""
     name = f"live-{key}x{gpus}.json" if args.ray and not args.cpu else f"live-{key}.json"
+    definitions = {k: v for k, v in DEFINITIONS.items() if k in metrics}
+    for k in metrics:
+        if k.startswith("live_search_per_min_in_flight_") and k not in definitions:
+            definitions[k] = f"the same search with {k.rsplit('_', 1)[1]} parents per step"
     data = {"benchmark": "live", "gpu": key if not args.ray or args.cpu else f"{key}x{gpus}",
             "date": time.strftime("%Y-%m-%d"), "commit": commit(), "metrics": metrics,
-            "definitions": {k: v for k, v in DEFINITIONS.items() if k in metrics}, "details": details,
+            "definitions": definitions, "details": details,
             "settings": {"k": args.k, "m": args.m, "max_seeds": args.max_seeds, "seed": args.seed,
-                         "cpu_smoke": bool(args.cpu), "ray": bool(args.ray)}}
+                         "budget": args.budget, "batch": args.batch, "in_flight": args.in_flight,
+                         "cpu_smoke": bool(args.cpu), "ray": bool(args.ray), "complete": complete}}
     text = json.dumps(data, indent=2) + "\n"
-    targets = [out_dir / name] + ([ROOT / "benchmarks" / "results" / name] if args.results else [])
+    targets = [out_dir / name] + ([ROOT / "benchmarks" / "results" / name] if args.results and complete else [])
     for p in targets:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
-        log(f"wrote {p}")
-    print(json.dumps(metrics, indent=2))
-    return 0
+        log(f"wrote {p}{'' if complete else ' (so far)'}")
 
 
 if __name__ == "__main__":

@@ -55,10 +55,12 @@ def register(sub) -> None:
     p.add_argument("--k", type=int, default=4, help="children measured per parent")
     p.add_argument("--m", type=int, default=4, help="screening factor: m*k children generated per parent")
     p.add_argument("--selector", choices=("puct", "islands"), default="puct")
-    p.add_argument("--in-flight", type=int, default=1, metavar="P",
-                   help="parents expanded per step: the next parent's children are generated and "
-                   "forecast while the previous ones are measured, and the GPUs hold up to P parents' "
-                   "kernels at once (1: one parent at a time; --resume needs the same value)")
+    p.add_argument("--in-flight", type=_in_flight, default=1, metavar="P|auto",
+                   help="P: parents expanded per step, the next parent's children generated and "
+                   "forecast while the previous ones are measured (1: one parent at a time); auto: "
+                   "pipelined, no steps: the executor is kept holding as many candidates as it has "
+                   "workers (auto:N: N candidates) and a parent is expanded whenever one comes back. "
+                   "--resume needs the same P, or auto for a pipelined search")
     p.add_argument("--max-seeds", type=int, default=4, help="seed kernels measured at the start")
     p.add_argument("--no-adapt", action="store_true",
                    help="forecast with the fitted forecaster only; by default a learned forecaster's "
@@ -106,6 +108,17 @@ def _handle(args) -> int:
     return 0
 
 
+def _in_flight(value: str):
+    from argparse import ArgumentTypeError
+
+    from workbench.search.pipeline import parse_in_flight
+
+    try:
+        return parse_in_flight(value)
+    except ConfigError as e:
+        raise ArgumentTypeError(str(e)) from e
+
+
 def _fmt(x: Any) -> str:
     return f"{x:.3f}" if isinstance(x, float) else ("-" if x is None else str(x))
 
@@ -135,6 +148,7 @@ def build_run(store, args, progress=None):
     (the CLI prints them to stderr, the app shows them as the runner's status)."""
     from workbench.problems.registry import resolve
     from workbench.search import MutationGenerator, ReplayGenerator, SearchRun, ZooGenerator, make_method
+    from workbench.search.pipeline import in_flight_setting
     from workbench.search.selection import make_selector
 
     problem = resolve(getattr(args, "problem", None), problem_file=getattr(args, "problem_file", None),
@@ -168,7 +182,7 @@ def build_run(store, args, progress=None):
         adapt = bool(stored.get("adapt_forecasts", False))  # searches from before the option: off
     return SearchRun(store, problem, executor, generator, forecaster, method, budget=args.budget, seed=args.seed,
                      selector=make_selector(args.selector), max_seeds=args.max_seeds, adapt_forecasts=adapt,
-                     in_flight=int(getattr(args, "in_flight", 1) or 1))
+                     **in_flight_setting(getattr(args, "in_flight", 1), executor))
 
 
 def _executor(store, gpu: str, kind: str = "local", ray_address: str | None = None):

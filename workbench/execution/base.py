@@ -27,6 +27,12 @@ class Executor(abc.ABC):
     def submit(self, problem: Problem, candidates: Sequence[Candidate]) -> list[Future[Measurement]]:
         """Queue candidates of one problem for measurement."""
 
+    @property
+    def capacity(self) -> int:
+        """Candidates this executor works on at once (its workers); a pipelined search keeps
+        this many with it. 1 unless the executor says otherwise."""
+        return 1
+
     def measure(self, problem: Problem, candidates: Sequence[Candidate]) -> list[Measurement]:
         """Blocking convenience: submit and wait for every result, in input order."""
         return [f.result() for f in self.submit(problem, candidates)]

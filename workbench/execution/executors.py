@@ -46,7 +46,12 @@ class _PoolExecutor(Executor):
 
     def __init__(self, workers: int):
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wb-measure")
+        self._workers = workers
         self._closed = False
+
+    @property
+    def capacity(self) -> int:
+        return self._workers
 
     def _measure_one(self, problem: Problem, candidate: Candidate) -> Measurement:  # pragma: no cover
         raise NotImplementedError
@@ -183,6 +188,11 @@ class ChunkedExecutor(Executor):
                        for i in range(workers)]
         for t in self._slots:
             t.start()
+
+    @property
+    def capacity(self) -> int:
+        """The slot threads: with at most this many queued, each slot takes one candidate."""
+        return len(self._slots)
 
     # ----------------------------------------------------------------- queue
     def submit(self, problem: Problem, candidates: Sequence[Candidate]) -> list[Future[Measurement]]:

@@ -259,6 +259,13 @@ class RayExecutor(Executor):
         """GPUs in the cluster now (what Ray can spread GPU tasks over)."""
         return int(self._ray.cluster_resources().get("GPU", 0))
 
+    @property
+    def capacity(self) -> int:
+        """Candidates the cluster measures at once: one task per GPU (CPU mode: per CPU), each of
+        `chunk_size` candidates."""
+        res = self._ray.cluster_resources()
+        return max(1, int(res.get("GPU" if self.device == "cuda" else "CPU", 1))) * self.chunk_size
+
     def submit(self, problem: Problem, candidates: Sequence[Candidate]) -> list[Future[Measurement]]:
         if self._closed:
             raise ConfigError("this executor is closed; create a new one")

@@ -8,16 +8,16 @@ Event kinds and payloads (all carry "step"):
   started / resumed   {"config"} / {"at_seq"}
   selected            {"parent_id", "slot"}       (None for step 0, the seeding step; "slot" = which
                                                  of the step's in_flight parents, only when > 1)
-  children_done       {"parent_id", "slot"}       (in_flight > 1: that parent's generation is complete)
+  children_done       {"parent_id", "slot"}       (in_flight > 1 or pipelined: generation is complete)
   generated           {"candidate": Candidate dict, "parent_id", "generation" (a model-written
                        child: its raw answer, model, tokens, seconds; see Generator.generation_info)}
   failed_generation   {"reason", "raw", tokens...}
   forecast            {"forecast": Forecast dict}
   trusted             {"candidate_id", "expected_speedup"}
-  queued              {"candidate_id", "rank"}
+  queued              {"candidate_id", "rank", "parent_id"}
   measuring           {"candidate_ids", "slot"}    (written right before they go to the executor)
-  measured            {"measurement": Measurement dict}
-  archived            {"entry": archive Entry payload}
+  measured            {"measurement": Measurement dict}   (pipelined: "step" = the expansion that
+  archived            {"entry": archive Entry payload}    queued it, written when the result is back)
   step_done           {"gpu_measurements", "considered"}
   stopped / finished  {"reason", "summary"}
 
@@ -34,6 +34,10 @@ state left by the steps before it, which is rebuilt from events. A crash inside 
 repaired on resume by re-running that step: events it had already written are reused (not
 written twice, not re-measured), the missing ones are written. Budget = number of `measured`
 events; the loop never queues more than the budget has left.
+
+Pipelined mode (`pipeline=N`, see pipeline.py): no step barrier; the executor is kept holding
+N candidates, each expansion (one parent; its events end with `step_done`) is planned while
+earlier children are measured, and `measured` / `archived` are written as results come back.
 
 Poison pills: each measurement is stored as soon as the executor returns it, and a
 `measuring` event lists the candidates handed to the executor. A repaired step reuses the
@@ -56,15 +60,16 @@ from workbench.search.archive import MEASURED, TRUSTED, Archive, Entry
 from workbench.search.steps import Batch as _Batch, Partial as _Partial, event_key as _key
 from workbench.search.generators import FailedGeneration, GenerationContext, Generator
 from workbench.search.methods import Method, MethodContext
+from workbench.search.pipeline import PipelineMixin
 from workbench.search.selection import PUCTSelector, Selector
 
 _CONFIG_KEYS = ("problem_id", "method", "generator", "forecaster", "budget", "seed", "selector",
-                "hardware_key", "max_seeds", "adapt_forecasts", "in_flight")
+                "hardware_key", "max_seeds", "adapt_forecasts", "in_flight", "pipeline")
 #: Stored value of a config key that searches written before the key existed lack.
-_CONFIG_DEFAULTS = {"adapt_forecasts": False, "in_flight": 1}
+_CONFIG_DEFAULTS = {"adapt_forecasts": False, "in_flight": 1, "pipeline": 0}
 
 
-class SearchRun:
+class SearchRun(PipelineMixin):
     """One kernel search of `problem`, driven by `step()` (ask/tell inside) or `run()`.
 
     budget: GPU measurements allowed (seeds included). max_seeds: seeds measured at step 0.
@@ -73,19 +78,21 @@ class SearchRun:
 
     in_flight: parents expanded per step. With 1 (the default) a step selects one parent,
     generates and forecasts its children and waits for their measurements. With P > 1 a step
-    selects P parents from the same state (each selection counted, so PUCT spreads them) and hands
-    each parent's measurements to the executor as soon as they are planned: generating and
-    forecasting the next parent's children overlaps the measurement of the previous ones, and the
-    executor holds up to P parents' kernels at once. The step then waits for all of them, so
-    the next step still sees every result (deterministic; resume repairs a step as a unit). The
-    budget stays exact: each parent's queue is cut to the budget left minus the measurements
-    already handed over in the step.
+    selects P parents from the same state (PUCT counts each selection) and hands each parent's
+    measurements to the executor as soon as they are planned, so the next parent's children are
+    generated while the previous ones are measured; the step then waits for all of them (resume
+    repairs a step as a unit). Each parent's queue is cut to the budget not yet handed over.
+
+    pipeline: 0 (the default) runs in steps as above. N >= 1 runs pipelined (pipeline.py): no
+    step barrier, N candidates kept with the executor (e.g. its `capacity`), a new parent
+    expanded whenever fewer are in flight; needs in_flight=1. A pipelined search resumes
+    pipelined (with any N), a stepped one stepped.
     """
 
     def __init__(self, store, problem: Problem, executor, generator: Generator, forecaster, method: Method,
                  budget: int, seed: int = 0, selector: Selector | None = None, max_seeds: int = 4,
                  max_steps: int | None = None, max_idle: int = 25, name: str = "",
-                 adapt_forecasts: bool = True, in_flight: int = 1):
+                 adapt_forecasts: bool = True, in_flight: int = 1, pipeline: int = 0):
         if budget < 1:
             raise ConfigError(f"budget must be at least 1 GPU measurement, got {budget}")
         if method.needs_forecaster and forecaster is None:
@@ -101,6 +108,10 @@ class SearchRun:
         if int(in_flight) < 1:
             raise ConfigError(f"in_flight counts parents expanded at once and must be at least 1, got {in_flight}")
         self.in_flight = int(in_flight)
+        if int(pipeline) < 0 or (int(pipeline) and self.in_flight != 1):
+            raise ConfigError(f"pipeline={pipeline}: give the number of candidates to keep with the executor "
+                              "(>= 1, or 0 for steps), and leave in_flight at 1 (a pipeline has no steps)")
+        self.pipeline = int(pipeline)
         self.hardware = executor.hardware
         self.search_id: str | None = None
         self.prior_reference_ms: float | None = None
@@ -125,6 +136,7 @@ class SearchRun:
         self._partial = _Partial()
         self._step_new: list[Candidate] = []
         self._reserved = 0  # measurements handed to the executor in this step, not yet recorded
+        self._flight: dict = {}  # pipelined: candidate id -> pipeline._InFlight, in submission order
         self.on_event: Callable[[str, dict], None] | None = None
 
     def config(self) -> dict[str, Any]:
@@ -132,7 +144,7 @@ class SearchRun:
                 "forecaster": getattr(self.forecaster, "name", None), "budget": self.budget, "seed": self.seed,
                 "selector": self.selector.describe(), "hardware_key": self.hardware.key,
                 "max_seeds": self.max_seeds, "name": self.name, "adapt_forecasts": self.adapt_forecasts,
-                "in_flight": self.in_flight}
+                "in_flight": self.in_flight, "pipeline": self.pipeline}
 
     @property
     def budget_left(self) -> int:
@@ -140,7 +152,7 @@ class SearchRun:
 
     @property
     def unreserved(self) -> int:
-        """Budget left that no measurement handed to the executor in this step claims."""
+        """Budget left that no measurement handed to the executor (and not yet recorded) claims."""
         return self.budget - self.used - self._reserved
 
     # ------------------------------------------------------------------ events
@@ -207,7 +219,8 @@ class SearchRun:
             raise ConfigError(f"no search {search_id!r} in this database; `workbench search --list` shows them")
         mine = self.config()
         stored = {k: info.get(k, _CONFIG_DEFAULTS.get(k)) for k in _CONFIG_KEYS}
-        diff = [k for k in _CONFIG_KEYS if stored[k] != mine.get(k)]
+        same = {"pipeline": lambda a, b: bool(a) == bool(b)}  # a pipeline may resume with another width
+        diff = [k for k in _CONFIG_KEYS if not same.get(k, lambda a, b: a == b)(stored[k], mine.get(k))]
         if diff:
             raise ConfigError(f"search {search_id} was started with different settings ({', '.join(diff)}: "
                               f"{[stored[k] for k in diff]} vs {[mine.get(k) for k in diff]}); resume it with "
@@ -217,6 +230,12 @@ class SearchRun:
         events = self.store.events(search_id)
         started = next((e["payload"] for e in events if e["kind"] == "started"), {})
         self.prior_reference_ms = started.get("reference_ms")
+        if self.pipeline:
+            self._resume_pipeline(events)
+            if not self.finished:
+                self.store.add_event(search_id, "resumed", {"step": self.step_index, "at_seq": len(events)})
+                self.store.set_search_state(search_id, "running")
+            return self
         last_done = max((i for i, e in enumerate(events) if e["kind"] == "step_done"), default=-1)
         for e in events[: last_done + 1]:
             self._apply(e["kind"], e["payload"])
@@ -234,12 +253,16 @@ class SearchRun:
         return self
 
     def stop(self) -> None:
-        """Ask the run to stop after the current step (thread-safe)."""
+        """Ask the run to stop after the current step (thread-safe); a pipelined run expands no
+        more parents and stops once the candidates in flight are recorded."""
         self._stop.set()
 
     # ------------------------------------------------------------------ one step
     def step(self) -> bool:
-        """Run one step (step 0 seeds; later steps expand one parent). False when the run is over."""
+        """Run one step (step 0 seeds; later steps expand one parent; pipelined: one tick, see
+        pipeline.py). False when the run is over."""
+        if self.pipeline:
+            return self._pipeline_step()
         if self.search_id is None:
             self.start()
         if self.finished:
@@ -322,7 +345,7 @@ class SearchRun:
         if p.step != self.step_index:
             return list(generate())
         if slot is None:
-            done = bool(p.kinds() & {"forecast", "trusted", "queued", "measured", "archived"})
+            done = bool(p.kinds() & {"children_done", "forecast", "trusted", "queued", "measured", "archived"})
         else:
             done = p.get("children_done", str(slot)) is not None
         if not done:
@@ -452,7 +475,8 @@ class SearchRun:
         key = "" if slot is None else str(slot)
         in_flight = set((self._partial.get("measuring", key) or {}).get("candidate_ids", [])) if repairing else set()
         for rank, c in enumerate(queue):
-            self._emit("queued", {"candidate_id": c.id, "rank": rank})
+            pid = parent_ids[c.id] if parent_ids is not None else (parent.id if parent else None)
+            self._emit("queued", {"candidate_id": c.id, "rank": rank, "parent_id": pid})
             prior = self._partial.get("measured", c.id) if repairing else None
             if prior is not None:
                 reused[c.id] = Measurement.from_dict(prior["measurement"])
@@ -502,11 +526,13 @@ class SearchRun:
         self.store.put_measurement(m)
         return m
 
-    def _archive(self, c: Candidate, kind: str, status: str, speedup: float | None, parent_id: str | None) -> None:
+    def _archive(self, c: Candidate, kind: str, status: str, speedup: float | None, parent_id: str | None,
+                 step: int | None = None) -> None:
         island = self.selector.island_of_child(self.archive, parent_id, len(self.archive))
+        step = self.step_index if step is None else step
         entry = Entry(candidate_id=c.id, parent_id=parent_id, generation=c.generation, origin=c.origin,
-                      kind=kind, status=status, speedup=speedup, step=self.step_index, island=island)
-        self._emit("archived", {"entry": entry.to_payload()})
+                      kind=kind, status=status, speedup=speedup, step=step, island=island)
+        self._emit("archived", {"step": step, "entry": entry.to_payload()})
 
     def _finish(self, reason: str) -> bool:
         if not self.finished:
@@ -518,7 +544,8 @@ class SearchRun:
 
     # ------------------------------------------------------------------ driving
     def run(self, progress: bool = False, max_steps: int | None = None) -> dict[str, Any]:
-        """Step until the budget is spent, the run is stopped or exhausted; returns `summary()`."""
+        """Step until the budget is spent, the run is stopped or exhausted (or `max_steps` steps,
+        pipelined: ticks, were run); returns `summary()`."""
         self._stop.clear()
         bar = None
         if progress:
@@ -535,6 +562,7 @@ class SearchRun:
                     bar.set_postfix(best=f"{best.speedup:.3f}x" if best else "-", considered=self.considered)
                 if max_steps is not None and n >= max_steps:
                     break
+            self._drain_on_exit()  # pipelined: return with every candidate handed over recorded
             if bar is not None:
                 bar.n = self.used
                 bar.refresh()

@@ -24,12 +24,13 @@ from typing import Any, Callable
 from workbench import bins
 from workbench.commands.common import executor_from_env
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.search.pipeline import parse_in_flight
 
 PHASES = ("idle", "preparing", "running", "paused", "finished", "stopped", "failed")
 CACHE_KEY = "workbench-runner"
-#: Parents in flight in a live search started from the app (the GPU measures one parent's
-#: children while the next parent's are generated and forecast).
-LIVE_IN_FLIGHT = 2
+#: In-flight setting of a live search started from the app: pipelined, the executor kept holding
+#: as many candidates as it has workers (see workbench/search/pipeline.py).
+LIVE_IN_FLIGHT = "auto"
 
 
 class RunnerBusyError(WorkbenchError):
@@ -71,7 +72,7 @@ class SearchRunner:
     def start(self, problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int = 0,
               k: int = 2, m: int = 3, max_seeds: int = 2, executor: str | None = None,
               ray_address: str | None = None, generator: str = "auto", llm=None,
-              in_flight: int | None = None) -> None:
+              in_flight: int | str | None = None) -> None:
         """Validate cheap choices here (errors raise at once), then build and run in a thread.
 
         budget: GPU measurements allowed, seeds included; k children measured per parent,
@@ -81,8 +82,8 @@ class SearchRunner:
         (`workbench.ui.llm_settings.LLMSettings`), needed by the llm forecaster and generators;
         the thread asks the server for its models before building, so an endpoint that cannot be
         reached, or does not serve the model, fails the start with a message. in_flight: parents
-        expanded per step (`SearchRun`); default 1 for a replay (nothing to overlap), else
-        LIVE_IN_FLIGHT.
+        expanded per step, or "auto" / "auto:N" for a pipelined search (`parse_in_flight`);
+        default 1 for a replay (nothing to overlap), else LIVE_IN_FLIGHT.
         """
         if not problem or self.store.get_problem(problem) is None:
             raise ConfigError(f"unknown problem {problem!r}: pick one from the list")
@@ -102,6 +103,7 @@ class SearchRunner:
         executor = "local" if gpu.startswith("replay:") else (executor or env_kind)
         if in_flight is None:
             in_flight = 1 if gpu.startswith("replay:") else LIVE_IN_FLIGHT
+        in_flight = parse_in_flight(in_flight)
         ray_address = ray_address or env_address
         with self._lock:
             if self.running:
@@ -109,7 +111,7 @@ class SearchRunner:
             self.config = dict(problem=problem, gpu=gpu, method=method, forecaster=forecaster,
                                budget=int(budget), seed=int(seed), k=int(k), m=int(m), max_seeds=int(max_seeds),
                                executor=executor, ray_address=ray_address, generator=generator, llm=llm,
-                               in_flight=int(in_flight))
+                               in_flight=in_flight)
             self._run, self.search_id, self.error = None, None, ""
             self.message = "building the search..."
             self._pause_requested = self._stop_requested = False
