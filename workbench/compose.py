@@ -35,27 +35,31 @@ def executor_from_env() -> tuple[str, str | None]:
     return kind, os.environ.get("WORKBENCH_RAY_ADDRESS") or None
 
 
-def make_executor(target: Target | str, store: Any = None, **ray_options: Any):
+def make_executor(target: Target | str, store: Any = None, **options: Any):
     """The executor of `target`: CacheExecutor over `store`'s recorded measurements (replay),
-    LocalGPUExecutor (cuda:N), CPUExecutor (cpu) or RayExecutor (ray; `ray_options` go to it)."""
+    LocalGPUExecutor (cuda:N), CPUExecutor (cpu) or RayExecutor (ray). `options` go to the live
+    executors' constructors (workers, timeouts, ...); a replay takes none."""
     target = Target.parse(target) if isinstance(target, str) else target
     if target.kind == "replay":
         from workbench.execution.executors import CacheExecutor
 
         if store is None:
             raise ConfigError(f"{target} answers from a database's recorded measurements; pass the store")
+        if options:
+            raise ConfigError(f"{target} replays recorded measurements; executor options "
+                              f"({', '.join(options)}) apply to live targets only")
         return CacheExecutor.from_store(store, target.key)
     if target.kind == "cpu":
         from workbench.execution.executors import CPUExecutor
 
-        return CPUExecutor()
+        return CPUExecutor(**options)
     if target.kind == "cuda":
         from workbench.execution.executors import LocalGPUExecutor
 
-        return LocalGPUExecutor(gpus=[target.index])
+        return LocalGPUExecutor(gpus=[target.index], **options)
     from workbench.execution.ray_executor import RayExecutor
 
-    return RayExecutor(address=target.address, device=target.device, **ray_options)
+    return RayExecutor(address=target.address, device=target.device, **options)
 
 
 def ray_executor(gpu: str, address: str | None, **kwargs: Any):
@@ -159,12 +163,13 @@ def make_forecaster(spec: SearchSpec, store: Any, problem, hardware_key: str, ll
 
 # ---------------------------------------------------------------------- runs
 def build(spec: SearchSpec, store: Any, *, llm: Any = None, progress: Callable[[str], None] | None = None,
-          cache_dir: str | None = None, executor: Any = None, **ray_options: Any):
+          cache_dir: str | None = None, executor: Any = None, **executor_options: Any):
     """A SearchRun of `spec` over `store` (not started: call `start()` or `resume(id)`).
 
     llm: the endpoint for llm forecasters / generators (`LLMEndpoint` or an object with its
     attributes; None: the environment). executor: an executor to use instead of the target's
-    (a benchmark's shared one); it must measure on the target's GPU type.
+    (a benchmark's shared one); it must measure on the target's GPU type. executor_options:
+    see `make_executor`.
     """
     from workbench.problems.registry import resolve
     from workbench.search import SearchRun, make_method
@@ -172,7 +177,7 @@ def build(spec: SearchSpec, store: Any, *, llm: Any = None, progress: Callable[[
 
     problem = resolve(spec.problem, store=store)
     if executor is None:
-        executor = make_executor(spec.target, store, **ray_options)
+        executor = make_executor(spec.target, store, **executor_options)
     generator = make_generator(spec, store, problem, executor, llm)
     forecaster = make_forecaster(spec, store, problem, executor.hardware.key, llm, progress, cache_dir)
     method = make_method(spec.method.name, k=spec.method.k, m=spec.method.m)
