@@ -188,21 +188,15 @@ def live_search(store_dir: Path, name: str, problem, executor, budget: int, in_f
 
 
 def make_executor(args, ray: bool):
+    """The executor of this run's target (`workbench.compose`): the local GPU 0 or the CPU
+    interpreter (--cpu, two workers), through a local Ray cluster with `ray`."""
+    from workbench.compose import make_executor as compose_executor
+    from workbench.spec import Target
+
+    target = Target.parse("cpu" if args.cpu else "cuda:0").with_executor("ray" if ray else "local")
     if args.cpu:
-        if ray:
-            from workbench.execution.ray_executor import RayExecutor
-
-            return RayExecutor(device="cpu", num_cpus=2)
-        from workbench.execution.executors import CPUExecutor
-
-        return CPUExecutor(workers=2)
-    if ray:
-        from workbench.execution.ray_executor import RayExecutor
-
-        return RayExecutor(device="cuda")
-    from workbench.execution.executors import LocalGPUExecutor
-
-    return LocalGPUExecutor(gpus=[0])
+        return compose_executor(target, **({"num_cpus": 2} if ray else {"workers": 2}))
+    return compose_executor(target)
 
 
 def main(argv: list[str] | None = None) -> int:

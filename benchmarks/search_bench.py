@@ -116,6 +116,7 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.execution.executors import CacheExecutor
 from workbench.records import Problem
 from workbench.search import ReplayGenerator, SearchRun, best_curve, make_method
+from workbench.spec.registry import DEFAULTS, forecaster_names
 from workbench.store import Store
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -446,15 +447,13 @@ def mutation_generator(problem: Problem):
 
 def live_executor(gpu: str):
     """`cuda[:N]` -> LocalGPUExecutor on GPU N; `cpu` -> CPUExecutor (Triton interpreter, for tests)."""
-    if gpu == "cpu":
-        from workbench.execution.executors import CPUExecutor
+    from workbench.compose import make_executor
+    from workbench.spec import Target
 
-        return CPUExecutor()
-    if gpu.startswith("cuda"):
-        from workbench.execution.executors import LocalGPUExecutor
-
-        return LocalGPUExecutor(gpus=[int(gpu.split(":", 1)[1]) if ":" in gpu else 0])
-    raise ConfigError(f"--gpu {gpu!r} is not a live device; use cuda:0 (or cpu for a smoke test)")
+    target = Target.parse(gpu)
+    if target.kind not in ("cuda", "cpu"):
+        raise ConfigError(f"--gpu {gpu!r} is not a live device; use cuda:0 (or cpu for a smoke test)")
+    return make_executor(target)
 
 
 def budget_exact(run: dict[str, Any]) -> bool:
@@ -878,11 +877,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", default=None, help="shipped data directory (default kernels_cache/shipped)")
     ap.add_argument("--gpu", default="h100", help="hardware key to replay")
-    ap.add_argument("--budget", type=int, default=40)
+    ap.add_argument("--budget", type=int, default=DEFAULTS["budget"])
     ap.add_argument("--seeds", type=int, default=MIN_SEEDS)
-    ap.add_argument("--k", type=int, default=4)
-    ap.add_argument("--m", type=int, default=4)
-    ap.add_argument("--forecaster", choices=("learned", "roofline"), default="learned")
+    ap.add_argument("--k", type=int, default=DEFAULTS["k"])
+    ap.add_argument("--m", type=int, default=DEFAULTS["m"])
+    ap.add_argument("--forecaster", choices=forecaster_names("bench"), default=DEFAULTS["forecaster"])
     ap.add_argument("--max-problems", type=int, default=None)
     ap.add_argument("--jobs", type=int, default=1, help="replay: problems searched at once, in worker "
                     "processes (same results as one job)")
@@ -896,7 +895,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--problems", default=None, help="--live: comma-separated ids (default "
                     + ",".join(LIVE_PROBLEMS) + ")")
     ap.add_argument("--methods", default=None, help="--live: comma-separated subset of the methods")
-    ap.add_argument("--max-seeds", type=int, default=4, help="--live: zoo seeds measured at step 0")
+    ap.add_argument("--max-seeds", type=int, default=DEFAULTS["max_seeds"], help="--live: zoo seeds measured at step 0")
     ap.add_argument("--budget-s", type=float, default=420.0,
                     help="--live: start no new run after this many seconds (wall clock)")
     ap.add_argument("--deadline-s", type=float, default=None,

@@ -78,6 +78,7 @@ from workbench.problems import get_problem  # noqa: E402
 from workbench.search import SearchRun, best_curve  # noqa: E402
 from workbench.search.methods import SkipCertificate, certify_skip, make_method  # noqa: E402
 from workbench.store import Store  # noqa: E402
+from workbench.spec.registry import DEFAULTS, forecaster_names  # noqa: E402
 
 RESULTS_DIR = Path(__file__).parent / "results"
 BASELINE = "measure_all"
@@ -99,7 +100,8 @@ def roofline(records, searched: str):
     return RooflineForecaster()
 
 
-FORECASTERS = {"learned": learned, "roofline": roofline}
+#: One factory per registered benchmark forecaster (`workbench.spec.registry`, use "bench").
+FORECASTERS = {name: {"learned": learned, "roofline": roofline}[name] for name in forecaster_names("bench")}
 
 
 def training_records(landscape_dir: Path, train_data: Sequence[Path], gpu: str, protocol) -> RecordSet:
@@ -290,9 +292,9 @@ def main(argv=None) -> int:
     ap.add_argument("--gpu", default="h100")
     ap.add_argument("--budgets", default="32,64,128")
     ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--k", type=int, default=4, help="children measured per parent")
-    ap.add_argument("--m", type=int, default=4, help="children generated per measured child (16 = 4 x 4)")
-    ap.add_argument("--forecaster", choices=sorted(FORECASTERS), default="learned")
+    ap.add_argument("--k", type=int, default=DEFAULTS["k"], help="children measured per parent")
+    ap.add_argument("--m", type=int, default=DEFAULTS["m"], help="children generated per measured child (16 = 4 x 4)")
+    ap.add_argument("--forecaster", choices=forecaster_names("bench"), default=DEFAULTS["forecaster"])
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--train-data", type=Path, nargs="*", default=[],
                     help="more shipped data to fit on (held-out problems' rows are dropped)")

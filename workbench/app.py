@@ -73,7 +73,7 @@ def banner_text(store) -> str:
     """REPLAY banner (HTML, GPU keys escaped) when there is no GPU, naming the GPU types whose
     measurements are replayed. No banner when live searches measure on a Ray cluster's GPUs
     ($WORKBENCH_EXECUTOR=ray)."""
-    from workbench.commands.common import executor_from_env
+    from workbench.compose import executor_from_env
 
     if gpu_available() or executor_from_env()[0] == "ray":
         return ""

@@ -128,7 +128,9 @@ def test_measure_cli_runs_through_ray(cluster, capsys):
 def test_search_and_app_choose_the_ray_executor(cluster, tmp_path, monkeypatch):
     import argparse
 
-    from workbench.commands.search import _executor, build_run
+    from workbench.commands.search import build_run
+    from workbench.compose import make_executor
+    from workbench.spec import Target
     from workbench.store import Store
     from workbench.ui.runner import SearchRunner
     from workbench.ui.search_view import gpu_options
@@ -141,7 +143,7 @@ def test_search_and_app_choose_the_ray_executor(cluster, tmp_path, monkeypatch):
         assert isinstance(run.executor, RayExecutor) and run.executor.device == "cpu"
         run.executor.close()
         with pytest.raises(ConfigError, match="measures live"):
-            _executor(store, "replay:h100", "ray")
+            Target.parse("replay:h100").with_executor("ray")
         # The app: $WORKBENCH_EXECUTOR picks Ray for live searches, never for replays.
         monkeypatch.setenv("WORKBENCH_EXECUTOR", "ray")
         monkeypatch.setenv("WORKBENCH_RAY_ADDRESS", "auto")
@@ -154,13 +156,13 @@ def test_search_and_app_choose_the_ray_executor(cluster, tmp_path, monkeypatch):
         store.put_problem(get_problem("L1/02_relu"))
         runner.start("L1/02_relu", "cpu", "measure_all", "none", budget=2)
         runner.join(timeout=30)
-        assert seen[-1].executor == "ray" and seen[-1].ray_address == "auto"
-        ex = _executor(store, seen[-1].gpu, seen[-1].executor, None)
+        assert seen[-1].target == Target("ray", device="cpu", address="auto")
+        ex = make_executor(seen[-1].target, store)
         assert isinstance(ex, RayExecutor)
         ex.close()
         runner.start("L1/02_relu", "replay:h100", "measure_all", "none", budget=2)
         runner.join(timeout=30)
-        assert seen[-1].executor == "local"
+        assert seen[-1].target == Target("replay", key="h100")
         monkeypatch.setenv("WORKBENCH_EXECUTOR", "dask")
         with pytest.raises(ConfigError, match="WORKBENCH_EXECUTOR"):
             runner.start("L1/02_relu", "cpu", "measure_all", "none", budget=2)

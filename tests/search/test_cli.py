@@ -48,16 +48,16 @@ def test_cli_adapt_option_is_stored_and_kept_on_resume(tmp_path, capsys):
 def test_cli_measured_reference_time_reaches_the_forecaster(tmp_path, capsys, monkeypatch):
     """--reference-time measured: the fitted learned forecaster reads measured reference times,
     and the run gives it the searched problem's."""
-    import workbench.commands.search as cmd
+    import workbench.compose as compose
 
     made = []
-    real = cmd._forecaster
+    real = compose.make_forecaster
 
-    def spy(*args):
-        made.append(real(*args))
+    def spy(*args, **kwargs):
+        made.append(real(*args, **kwargs))
         return made[-1]
 
-    monkeypatch.setattr(cmd, "_forecaster", spy)
+    monkeypatch.setattr(compose, "make_forecaster", spy)
     db = synthetic_db(tmp_path)
     assert main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
                  "--method", "screen_topk", "--budget", "6", "--forecaster", "learned",
@@ -68,15 +68,14 @@ def test_cli_measured_reference_time_reaches_the_forecaster(tmp_path, capsys, mo
     assert ("L1/90_synth_a", "h100") in fc.reference_ms_  # from the run's own measurements
 
 
-def test_forecaster_from_args_without_reference_time(tmp_path):
-    """Callers that build the args themselves (the app's runner) may leave reference_time out:
-    the learned forecaster then reads the measured reference time, the default."""
-    import argparse
-
-    from workbench.commands.search import _forecaster
+def test_forecaster_choice_defaults_to_measured_reference_time(tmp_path):
+    """A spec built without a reference time (a notebook, the app) fits the learned forecaster
+    on measured reference times, the registry's default."""
+    from workbench.compose import make_forecaster
+    from workbench.spec import SearchSpec
 
     db = synthetic_db(tmp_path)
-    args = argparse.Namespace(forecaster="learned", forecaster_path=None)
+    spec = SearchSpec("L1/90_synth_a", forecaster="learned")
     with Store(db) as st:
-        fc = _forecaster(st, args, st.get_problem("L1/90_synth_a"), "h100")
+        fc = make_forecaster(spec, st, st.get_problem("L1/90_synth_a"), "h100")
     assert fc.reference_time == "measured" and fc.n_train_ > 0

@@ -163,11 +163,15 @@ def test_threshold_slider_changes_coverage_and_risk(page, artifacts):
 
 def test_candidate_opens_with_diff_and_reasoning(page, artifacts):
     tab(page, "Search").click()
-    page.locator(".wb-candidates .tabulator-row").last.click()
+    row = page.locator(".wb-candidates .tabulator-row").last
+    cid = row.locator("[tabulator-field='candidate']").inner_text().strip()
+    row.click()
     expect(tab(page, "Inspector")).to_have_class(re.compile(r"\bbk-active\b"))
     page.wait_for_selector(".wb-diff", state="attached")
     diff = page.locator(".wb-diff").first.inner_text()
-    assert "ModelNew" in diff
+    # the clicked child's diff against its parent: both named, changed hunks shown (with three
+    # lines of context, so which source lines appear depends on the mutation)
+    assert len(cid) >= 8 and f"candidate {cid[:16]}" in diff and "parent " in diff
     expect(page.locator(".wb-reasoning p").first).to_contain_text("Forecaster")
     _shot(page, artifacts, "inspector")
 

@@ -34,8 +34,8 @@ def _view(store, build):
 def test_a_large_budget_is_passed_on_unchanged(store):
     seen = []
 
-    def build(st, args):  # stands in for build_run: records the budget, builds nothing
-        seen.append(args.budget)
+    def build(st, spec):  # stands in for compose.build: records the budget, builds nothing
+        seen.append(spec.budget)
         raise RuntimeError("stopped by the test after recording the budget")
 
     view = _view(store, build)
@@ -48,7 +48,7 @@ def test_a_large_budget_is_passed_on_unchanged(store):
 @pytest.mark.parametrize("budget", [0, -5])
 def test_a_budget_below_one_is_refused_with_a_message(store, budget):
     seen = []
-    view = _view(store, lambda st, args: seen.append(args))
+    view = _view(store, lambda st, spec: seen.append(spec))
     view.budget.value = budget
     view._start()
     assert seen == [] and view._runner.phase == "idle"
@@ -59,7 +59,7 @@ def test_stage_messages_are_shown_while_preparing(store):
     release = threading.Event()
     runner = SearchRunner(store)
 
-    def build(st, args):  # stands in for build_run: reports a stage, then waits
+    def build(st, spec):  # stands in for compose.build: reports a stage, then waits
         runner._progress("fitting learned forecaster on 123 rows (H100)...")
         release.wait(30)
         raise RuntimeError("stopped by the test")

@@ -5,8 +5,9 @@ from pathlib import Path
 
 from workbench.commands.common import db_path
 from workbench.errors import ConfigError
+from workbench.spec.registry import DEFAULTS, forecaster_names
 
-FORECASTERS = ("learned", "roofline", "random", "climatology")
+FORECASTERS = forecaster_names("evaluate")
 
 
 def register(sub) -> None:
@@ -23,7 +24,7 @@ def register(sub) -> None:
         "Brier/CRPS skill over climatology, sharpness, within-problem Spearman) with its "
         "difference to random and a bootstrap CI over problems. --out also gets "
         "forecasts.parquet, the out-of-fold forecasts of every forecaster scored.")
-    p.add_argument("--forecaster", choices=FORECASTERS, default="learned")
+    p.add_argument("--forecaster", choices=FORECASTERS, default=DEFAULTS["forecaster"])
     p.add_argument("--gpu", help="GPU key for training and testing (h100, h200, ...)")
     p.add_argument("--train-gpu", help="GPU key of the training measurements (default: --gpu)")
     p.add_argument("--test-gpu", help="GPU key of the scored measurements (default: --gpu)")

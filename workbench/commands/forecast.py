@@ -26,9 +26,10 @@ from pathlib import Path
 
 from workbench.commands.common import add_llm_options, llm_client
 from workbench.errors import CandidateError, ConfigError
+from workbench.spec.registry import DEFAULTS, forecaster_names
 from workbench.textfile import read_source
 
-FORECASTERS = ("learned", "roofline", "llm", "local")
+FORECASTERS = forecaster_names("forecast")
 HARDWARE = ("h100", "h200")
 
 
@@ -45,7 +46,7 @@ def register(sub) -> None:
     from workbench.problems.registry import add_problem_file_option
 
     add_problem_file_option(p)
-    p.add_argument("--forecaster", choices=FORECASTERS, default="learned")
+    p.add_argument("--forecaster", choices=FORECASTERS, default=DEFAULTS["forecaster"])
     p.add_argument("--hardware", choices=HARDWARE, default="h100",
                    help="GPU to forecast for (default h100)")
     p.add_argument("--parent", help="path of a parent kernel: forecast the speedup over it instead")

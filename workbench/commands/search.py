@@ -10,13 +10,12 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from workbench.commands.common import (add_executor_options, add_llm_options, db_path, llm_client,
-                                       ray_executor, table)
+from workbench.commands.common import add_executor_options, add_llm_options, db_path, llm_endpoint, table
 from workbench.errors import ConfigError
-from workbench.search.methods import METHODS
+from workbench.spec import registry as reg
+from workbench.spec.target import FORMS_HELP
 
-FORECASTERS = ("learned", "roofline", "llm", "none")
-GENERATORS = ("auto", "mutation", "replay", "llm", "llm-guided")
+D = reg.DEFAULTS
 
 
 def register(sub) -> None:
@@ -28,40 +27,38 @@ def register(sub) -> None:
     from workbench.problems.registry import add_problem_file_option
 
     add_problem_file_option(p)
-    p.add_argument("--gpu", default="replay:h100",
-                   help="cuda:N (measure on local GPU N), cpu (Triton interpreter), or replay:KEY "
-                   "(answer from recorded measurements of GPU type KEY, e.g. replay:h100)")
-    p.add_argument("--method", choices=METHODS, default="screen_topk")
-    p.add_argument("--budget", type=int, default=40, help="GPU measurements allowed, seeds included")
-    p.add_argument("--forecaster", choices=FORECASTERS, default="learned",
+    p.add_argument("--gpu", default=D["target"], help=f"where to measure: {FORMS_HELP}")
+    p.add_argument("--method", choices=reg.METHODS, default=D["method"])
+    p.add_argument("--budget", type=int, default=D["budget"], help="GPU measurements allowed, seeds included")
+    p.add_argument("--forecaster", choices=reg.forecaster_names("search"), default=D["forecaster"],
                    help="learned: fit on the database's measurements of other problems; roofline; "
                    "llm: the server of --llm-base-url / --llm-model; none: only with measure_all")
     p.add_argument("--forecaster-path", help="a saved LearnedForecaster to load instead of fitting one")
     p.add_argument("--cache-dir", help="where fitted learned forecasters are cached and reused (default "
                    "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
                    "your own: entries are pickles")
-    p.add_argument("--reference-time", choices=("estimate", "measured"), default="measured",
+    p.add_argument("--reference-time", choices=reg.REFERENCE_TIMES, default=D["reference_time"],
                    help="the fitted learned forecaster's reference time: measured on the GPU "
                    "(default: the database's earlier measurements of the problem there when the run "
                    "starts, the run's own once a kernel is measured, the estimate before either) or "
                    "only the analytic estimate")
-    p.add_argument("--generator", choices=GENERATORS, default="auto",
+    p.add_argument("--generator", choices=reg.generator_names("cli"), default=D["generator"],
                    help="auto = replay for --gpu replay:*, else mutation; llm: the model of "
                    "--llm-base-url writes each child; llm-guided: the model chooses which mutation "
                    "edits to apply (one call per parent; works with small models). With --gpu "
                    "replay:* the llm generators seed from the recording, and their children, never "
                    "measured, are recorded as not in the replay cache")
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--k", type=int, default=4, help="children measured per parent")
-    p.add_argument("--m", type=int, default=4, help="screening factor: m*k children generated per parent")
-    p.add_argument("--selector", choices=("puct", "islands"), default="puct")
-    p.add_argument("--in-flight", type=_in_flight, default=1, metavar="P|auto",
+    p.add_argument("--seed", type=int, default=D["seed"])
+    p.add_argument("--k", type=int, default=D["k"], help="children measured per parent")
+    p.add_argument("--m", type=int, default=D["m"], help="screening factor: m*k children generated per parent")
+    p.add_argument("--selector", choices=reg.SELECTORS, default=D["selector"])
+    p.add_argument("--in-flight", type=_in_flight, default=D["in_flight"], metavar="P|auto",
                    help="P: parents expanded per step, the next parent's children generated and "
                    "forecast while the previous ones are measured (1: one parent at a time); auto: "
                    "pipelined, no steps: the executor is kept holding as many candidates as it has "
                    "workers (auto:N: N candidates) and a parent is expanded whenever one comes back. "
                    "--resume needs the same P, or auto for a pipelined search")
-    p.add_argument("--max-seeds", type=int, default=4, help="seed kernels measured at the start")
+    p.add_argument("--max-seeds", type=int, default=D["max_seeds"], help="seed kernels measured at the start")
     p.add_argument("--no-adapt", action="store_true",
                    help="forecast with the fitted forecaster only; by default a learned forecaster's "
                    "forecasts are corrected by the kernels this search has measured (--resume keeps "
@@ -88,14 +85,18 @@ def _handle(args) -> int:
         if not args.problem and not getattr(args, "problem_file", None):
             raise ConfigError("--problem ID or --problem-file PATH is required (or --list); "
                               "`workbench problems list` shows the ids")
-        run = build_run(store, args, progress=_stderr)
+        from workbench import compose
+
+        spec = spec_from_args(store, args)
+        options = dict(llm=llm_endpoint(args), progress=_stderr, cache_dir=getattr(args, "cache_dir", None))
         if args.resume:
-            run.resume(args.resume)
+            run = compose.resume(spec, store, args.resume, **options)
         else:
+            run = compose.build(spec, store, **options)
             run.start()
         print(f"search {run.search_id}: {run.problem.id} on {run.hardware.key} "
-              f"({'replay' if args.gpu.startswith('replay:') else 'live'}), method {args.method}, "
-              f"budget {args.budget}", file=sys.stderr)
+              f"({'replay' if spec.target.replay else 'live'}), method {spec.method.name}, "
+              f"budget {spec.budget}", file=sys.stderr)
         try:
             summary = run.run(progress=not args.no_progress)
         except KeyboardInterrupt:
@@ -141,91 +142,37 @@ def _stderr(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
-def build_run(store, args, progress=None):
-    """A SearchRun from parsed CLI arguments (problem, executor, generator, forecaster, method).
+def spec_from_args(store, args):
+    """The SearchSpec of parsed `workbench search` arguments.
 
-    `progress(message)` receives stage messages while the forecaster is fitted or loaded
-    (the CLI prints them to stderr, the app shows them as the runner's status)."""
+    The problem is resolved to its id (a --problem-file problem is stored like an imported one);
+    --gpu with --executor ray becomes a Ray target. Resuming without --no-adapt keeps the stored
+    search's adapt setting (searches from before the option: off)."""
     from workbench.problems.registry import resolve
-    from workbench.search import MutationGenerator, ReplayGenerator, SearchRun, ZooGenerator, make_method
-    from workbench.search.pipeline import in_flight_setting
-    from workbench.search.selection import make_selector
+    from workbench.spec import ForecasterChoice, MethodChoice, SearchSpec, Target
 
     problem = resolve(getattr(args, "problem", None), problem_file=getattr(args, "problem_file", None),
                       store=store)
     if problem.origin != "builtin" and store.get_problem(problem.id) != problem:
-        store.put_problem(problem)  # a --problem-file problem is kept like an imported one
-    executor = _executor(store, args.gpu, getattr(args, "executor", "local"), getattr(args, "ray_address", None))
-    kind = args.generator
-    if kind == "auto":
-        kind = "replay" if args.gpu.startswith("replay:") else "mutation"
-    replay = args.gpu.startswith("replay:")
-    seeds = (ReplayGenerator(store.candidates(problem_id=problem.id), executor.candidate_ids)
-             if replay else ZooGenerator())
-    if kind == "replay":
-        generator = seeds
-    elif kind == "mutation":
-        generator = MutationGenerator(ZooGenerator())
-    elif kind == "llm-guided":
-        from workbench.search.generators import LLMGuidedGenerator
-
-        generator = LLMGuidedGenerator(llm_client(args), seed_from=seeds)
-    else:
-        from workbench.search.generators import LLMGenerator
-
-        generator = LLMGenerator(llm_client(args), seed_from=seeds)
-    forecaster = _forecaster(store, args, problem, executor.hardware.key, progress)
-    method = make_method(args.method, k=args.k, m=args.m)
+        store.put_problem(problem)
+    target = Target.parse(args.gpu).with_executor(getattr(args, "executor", "local") or "local",
+                                                  getattr(args, "ray_address", None))
     adapt = not getattr(args, "no_adapt", False)
     stored = store.get_search(args.resume) if getattr(args, "resume", None) else None
-    if stored is not None and not getattr(args, "no_adapt", False):
-        adapt = bool(stored.get("adapt_forecasts", False))  # searches from before the option: off
-    return SearchRun(store, problem, executor, generator, forecaster, method, budget=args.budget, seed=args.seed,
-                     selector=make_selector(args.selector), max_seeds=args.max_seeds, adapt_forecasts=adapt,
-                     **in_flight_setting(getattr(args, "in_flight", 1), executor))
+    if stored is not None and adapt:
+        adapt = bool(stored.get("adapt_forecasts", False))
+    forecaster = ForecasterChoice(args.forecaster, path=getattr(args, "forecaster_path", None),
+                                  reference_time=getattr(args, "reference_time", D["reference_time"]),
+                                  adapt=adapt)
+    return SearchSpec(problem.id, target=target, forecaster=forecaster, generator=args.generator,
+                      method=MethodChoice(args.method, k=args.k, m=args.m), budget=args.budget, seed=args.seed,
+                      max_seeds=args.max_seeds, selector=getattr(args, "selector", D["selector"]),
+                      in_flight=getattr(args, "in_flight", 1) or 1)
 
 
-def _executor(store, gpu: str, kind: str = "local", ray_address: str | None = None):
-    if kind == "ray":
-        return ray_executor(gpu, ray_address)
-    if gpu.startswith("replay:"):
-        from workbench.execution.executors import CacheExecutor
+def build_run(store, args, progress=None):
+    """A SearchRun (not started) from parsed CLI arguments: `compose.build(spec_from_args(...))`."""
+    from workbench import compose
 
-        return CacheExecutor.from_store(store, gpu.split(":", 1)[1])
-    if gpu == "cpu":
-        from workbench.execution.executors import CPUExecutor
-
-        return CPUExecutor()
-    if gpu.startswith("cuda"):
-        from workbench.execution.executors import LocalGPUExecutor
-
-        index = int(gpu.split(":", 1)[1]) if ":" in gpu else 0
-        return LocalGPUExecutor(gpus=[index])
-    raise ConfigError(f"--gpu {gpu!r} is not understood; use cuda:0, cpu or replay:h100")
-
-
-def _forecaster(store, args, problem, hardware_key: str, progress=None):
-    if args.forecaster == "none":
-        return None
-    if args.forecaster == "roofline":
-        from workbench.forecast.roofline import RooflineForecaster
-
-        return RooflineForecaster()  # analytic: nothing to fit
-    if args.forecaster == "llm":
-        from workbench.forecast.llm import LLMForecaster
-
-        return LLMForecaster(llm_client(args))
-    from workbench.forecast.learned import LearnedForecaster
-
-    if args.forecaster_path:
-        return LearnedForecaster.load(args.forecaster_path)
-    from workbench.forecast.fitted import fit_or_load
-
-    # Fit on other problems only: the searched problem's own measurements would leak the answer.
-    ms = [m for m in store.measurements(hardware_key=hardware_key) if m.problem_id != problem.id]
-    # Callers that build args themselves (the app's runner) may leave reference_time out.
-    reference_time = getattr(args, "reference_time", "measured")
-    # Loaded from the on-disk cache when these rows were fitted before with these settings.
-    return fit_or_load(store.problems(), store.candidates(), ms, hardware_key=hardware_key,
-                       settings={"reference_time": reference_time}, progress=progress,
-                       cache_dir=getattr(args, "cache_dir", None))
+    return compose.build(spec_from_args(store, args), store, llm=llm_endpoint(args), progress=progress,
+                         cache_dir=getattr(args, "cache_dir", None))

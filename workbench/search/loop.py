@@ -76,6 +76,9 @@ class SearchRun(PipelineMixin):
     max_steps: parent expansions allowed (default 20 * budget) and max_idle: consecutive steps
     that produce no new child before the run ends as exhausted.
 
+    spec: the `SearchSpec.to_dict()` this run was composed from (`workbench.compose`), stored in
+    `config()`; compared on resume by `workbench.compose.resume`, not here.
+
     in_flight: parents expanded per step. With 1 (the default) a step selects one parent,
     generates and forecasts its children and waits for their measurements. With P > 1 a step
     selects P parents from the same state (PUCT counts each selection) and hands each parent's
@@ -92,7 +95,8 @@ class SearchRun(PipelineMixin):
     def __init__(self, store, problem: Problem, executor, generator: Generator, forecaster, method: Method,
                  budget: int, seed: int = 0, selector: Selector | None = None, max_seeds: int = 4,
                  max_steps: int | None = None, max_idle: int = 25, name: str = "",
-                 adapt_forecasts: bool = True, in_flight: int = 1, pipeline: int = 0):
+                 adapt_forecasts: bool = True, in_flight: int = 1, pipeline: int = 0,
+                 spec: dict[str, Any] | None = None):
         if budget < 1:
             raise ConfigError(f"budget must be at least 1 GPU measurement, got {budget}")
         if method.needs_forecaster and forecaster is None:
@@ -113,6 +117,7 @@ class SearchRun(PipelineMixin):
                               "(>= 1, or 0 for steps), and leave in_flight at 1 (a pipeline has no steps)")
         self.pipeline = int(pipeline)
         self.hardware = executor.hardware
+        self.spec = dict(spec) if spec is not None else None  # stored with the search (compose.build)
         self.search_id: str | None = None
         self.prior_reference_ms: float | None = None
         self._stop = threading.Event()
@@ -144,7 +149,8 @@ class SearchRun(PipelineMixin):
                 "forecaster": getattr(self.forecaster, "name", None), "budget": self.budget, "seed": self.seed,
                 "selector": self.selector.describe(), "hardware_key": self.hardware.key,
                 "max_seeds": self.max_seeds, "name": self.name, "adapt_forecasts": self.adapt_forecasts,
-                "in_flight": self.in_flight, "pipeline": self.pipeline}
+                "in_flight": self.in_flight, "pipeline": self.pipeline,
+                **({"spec": self.spec} if self.spec is not None else {})}
 
     @property
     def budget_left(self) -> int:

@@ -15,16 +15,15 @@ events stay in the store; `workbench search --resume ID` can still continue it f
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import threading
 import traceback
 from typing import Any, Callable
 
 from workbench import bins
-from workbench.commands.common import executor_from_env
+from workbench.compose import executor_from_env
 from workbench.errors import ConfigError, WorkbenchError
-from workbench.search.pipeline import parse_in_flight
+from workbench.spec import DEFAULTS, MethodChoice, SearchSpec, Target
 
 PHASES = ("idle", "preparing", "running", "paused", "finished", "stopped", "failed")
 CACHE_KEY = "workbench-runner"
@@ -44,13 +43,15 @@ class SearchRunner:
     `message` the latest stage message while preparing (fitting or loading the forecaster).
     """
 
-    def __init__(self, store, build: Callable[[Any, argparse.Namespace], Any] | None = None):
+    def __init__(self, store, build: Callable[[Any, SearchSpec], Any] | None = None):
         self.store = store
         self.search_id: str | None = None
         self.error: str = ""
         self.message: str = ""
         self.phase: str = "idle"
         self.config: dict[str, Any] = {}
+        self.spec: SearchSpec | None = None
+        self.llm = None
         self._build = build
         self._thread: threading.Thread | None = None
         self._run = None
@@ -69,49 +70,47 @@ class SearchRunner:
         hw = getattr(self._run, "hardware", None)
         return str(getattr(hw, "key", "") or "")
 
-    def start(self, problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int = 0,
-              k: int = 2, m: int = 3, max_seeds: int = 2, executor: str | None = None,
-              ray_address: str | None = None, generator: str = "auto", llm=None,
-              in_flight: int | str | None = None) -> None:
-        """Validate cheap choices here (errors raise at once), then build and run in a thread.
+    def start(self, problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int | None = None,
+              k: int | None = None, m: int | None = None, max_seeds: int | None = None,
+              executor: str | None = None, ray_address: str | None = None, generator: str | None = None,
+              llm=None, in_flight: int | str | None = None) -> None:
+        """`start_spec` of the spec these choices make (`app_spec`); None: the registry's default.
 
-        budget: GPU measurements allowed, seeds included; k children measured per parent,
-        m*k generated (screening factor). executor: "local" or "ray" for live measurement
+        gpu: a target string (`Target.parse`). executor: "local" or "ray" for live measurement
         (default: $WORKBENCH_EXECUTOR, $WORKBENCH_RAY_ADDRESS); replays never use Ray.
-        generator: auto | mutation | replay | llm | llm-guided. llm: the endpoint
-        (`workbench.ui.llm_settings.LLMSettings`), needed by the llm forecaster and generators;
-        the thread asks the server for its models before building, so an endpoint that cannot be
-        reached, or does not serve the model, fails the start with a message. in_flight: parents
-        expanded per step, or "auto" / "auto:N" for a pipelined search (`parse_in_flight`);
-        default 1 for a replay (nothing to overlap), else LIVE_IN_FLIGHT.
+        in_flight: parents expanded per step, or "auto" / "auto:N" for a pipelined search
+        (`workbench.search.pipeline.parse_in_flight`); default 1 for a replay (nothing to
+        overlap), else LIVE_IN_FLIGHT.
         """
-        if not problem or self.store.get_problem(problem) is None:
-            raise ConfigError(f"unknown problem {problem!r}: pick one from the list")
-        if not gpu:
-            raise ConfigError("no GPU to search on: load the shipped measurements "
-                              "(`workbench dataset load-shipped`) or run on a machine with a GPU")
-        if forecaster == "none" and method != "measure_all":
-            raise ConfigError(f"method {method} needs a forecaster; choose one, or use measure_all")
-        if int(budget) < 1:
-            raise ConfigError("the budget counts GPU measurements and must be at least 1")
-        if forecaster == "llm" or generator in ("llm", "llm-guided"):
+        spec = app_spec(problem, gpu, method, forecaster, budget, seed=seed, k=k, m=m, max_seeds=max_seeds,
+                        executor=executor, ray_address=ray_address, generator=generator, in_flight=in_flight)
+        self.start_spec(spec, llm=llm, gpu=gpu)
+
+    def start_spec(self, spec: SearchSpec, llm=None, gpu: str | None = None) -> None:
+        """Validate cheap choices here (errors raise at once), then build and run `spec` in a thread.
+
+        llm: the endpoint (`workbench.ui.llm_settings.LLMSettings`), needed by the llm
+        forecaster and generators; the thread asks the server for its models before building, so
+        an endpoint that cannot be reached, or does not serve the model, fails the start with a
+        message. gpu: the form's GPU value, shown by the view (default: the target's string).
+        """
+        if not spec.problem or self.store.get_problem(spec.problem) is None:
+            raise ConfigError(f"unknown problem {spec.problem!r}: pick one from the list")
+        if spec.needs_llm:
             if llm is None:
                 raise ConfigError("the llm forecaster and generators need an endpoint: fill in the "
                                   "Language model settings")
             llm.check()
-        env_kind, env_address = executor_from_env()
-        executor = "local" if gpu.startswith("replay:") else (executor or env_kind)
-        if in_flight is None:
-            in_flight = 1 if gpu.startswith("replay:") else LIVE_IN_FLIGHT
-        in_flight = parse_in_flight(in_flight)
-        ray_address = ray_address or env_address
         with self._lock:
             if self.running:
                 raise RunnerBusyError("a search is already in progress: pause or stop it first")
-            self.config = dict(problem=problem, gpu=gpu, method=method, forecaster=forecaster,
-                               budget=int(budget), seed=int(seed), k=int(k), m=int(m), max_seeds=int(max_seeds),
-                               executor=executor, ray_address=ray_address, generator=generator, llm=llm,
-                               in_flight=in_flight)
+            self.spec, self.llm = spec, llm
+            self.config = dict(problem=spec.problem, gpu=gpu or str(spec.target), method=spec.method.name,
+                               forecaster=spec.forecaster.name, budget=spec.budget, seed=spec.seed,
+                               k=spec.method.k, m=spec.method.m, max_seeds=spec.max_seeds,
+                               executor="ray" if spec.target.kind == "ray" else "local",
+                               ray_address=spec.target.address, generator=spec.generator.name, llm=llm,
+                               in_flight=spec.in_flight)
             self._run, self.search_id, self.error = None, None, ""
             self.message = "building the search..."
             self._pause_requested = self._stop_requested = False
@@ -120,24 +119,14 @@ class SearchRunner:
             self._thread.start()
 
     def _make_run(self):
-        from workbench.commands.search import build_run
+        from workbench import compose
 
-        c = self.config
-        llm = c.get("llm")
-        args = argparse.Namespace(problem=c["problem"], gpu=c["gpu"], method=c["method"],
-                                  forecaster=c["forecaster"], forecaster_path=None,
-                                  reference_time="measured", generator=c.get("generator", "auto"),
-                                  budget=c["budget"], seed=c["seed"], k=c["k"], m=c["m"], selector="puct",
-                                  max_seeds=c["max_seeds"], executor=c["executor"], ray_address=c["ray_address"],
-                                  llm_base_url=getattr(llm, "base_url", None), llm_model=getattr(llm, "model", None),
-                                  llm_api_key_env=getattr(llm, "api_key_env", None),
-                                  llm_concurrency=getattr(llm, "concurrency", None),
-                                  in_flight=c.get("in_flight", 1))
+        spec = self.spec
         if self._build is not None:
-            return self._build(self.store, args)
-        if c["forecaster"] == "llm" or args.generator in ("llm", "llm-guided"):
-            self._check_endpoint(llm)
-        return build_run(self.store, args, progress=self._progress)
+            return self._build(self.store, spec)
+        if spec.needs_llm:
+            self._check_endpoint(self.llm)
+        return compose.build(spec, self.store, llm=self.llm, progress=self._progress)
 
     def _check_endpoint(self, llm) -> None:
         """Ask the server for its models: unreachable, or not serving the model, is an LLMError."""
@@ -225,6 +214,29 @@ class SearchRunner:
     def join(self, timeout: float | None = None) -> None:
         if self._thread is not None:
             self._thread.join(timeout)
+
+
+def app_spec(problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int | None = None,
+             k: int | None = None, m: int | None = None, max_seeds: int | None = None,
+             executor: str | None = None, ray_address: str | None = None, generator: str | None = None,
+             in_flight: int | str | None = None) -> SearchSpec:
+    """The SearchSpec of the app's choices; None takes the registry's default. A live target is
+    measured by `executor` (default $WORKBENCH_EXECUTOR) at `ray_address` (default
+    $WORKBENCH_RAY_ADDRESS); a replay always locally, one parent in flight unless told."""
+    if not gpu:
+        raise ConfigError("no GPU to search on: load the shipped measurements "
+                          "(`workbench dataset load-shipped`) or run on a machine with a GPU")
+    target = Target.parse(gpu)
+    env_kind, env_address = executor_from_env()
+    if target.live:
+        target = target.with_executor(executor or env_kind, ray_address or env_address)
+    if in_flight is None:
+        in_flight = 1 if target.replay else LIVE_IN_FLIGHT
+    pick = lambda v, key: DEFAULTS[key] if v is None else v  # noqa: E731
+    return SearchSpec(problem, target=target, forecaster=forecaster, generator=pick(generator, "generator"),
+                      method=MethodChoice(method, k=int(pick(k, "k")), m=int(pick(m, "m"))), budget=int(budget),
+                      seed=int(pick(seed, "seed")), max_seeds=int(pick(max_seeds, "max_seeds")),
+                      in_flight=in_flight)
 
 
 class BackgroundJobs:

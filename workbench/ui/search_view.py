@@ -9,12 +9,13 @@ import param
 from bokeh.models import ColumnDataSource, NumberFormatter
 from bokeh.plotting import figure
 
-from workbench.commands.common import executor_from_env
+from workbench.compose import executor_from_env
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.search.loop import best_curve
 from workbench.ui.dataset_view import TITLES
 from workbench.ui.llm_settings import LLMSettingsPanel
 from workbench.ui.runner import SearchRunner, candidate_rows
+from workbench.ui.search_form import SearchForm
 from workbench.ui.safe import code, esc
 from workbench.ui.sources import set_data
 
@@ -22,10 +23,6 @@ NO_DATA = ("<p><b>No recorded measurements and no GPU.</b> Load the shipped data
            "(<code>workbench dataset load-shipped</code>, or restart the app on an empty database) "
            "to replay searches.</p>")
 
-METHODS = ["screen_topk", "measure_all", "selective", "uncertainty_aware"]
-FORECASTERS = ["learned", "roofline", "llm", "none"]
-#: auto: replay for a REPLAY GPU, else mutation (see `workbench search --help`).
-GENERATORS = ["auto", "mutation", "llm-guided", "llm"]
 COLUMNS = ["candidate", "status", "forecast_bin", "confidence", "speedup", "over_compile", "decision", "origin"]
 
 
@@ -99,19 +96,13 @@ class SearchView(pn.viewable.Viewer):
         super().__init__(**params)
         self._store, self._runner = store, runner
         probs = problem_options(store)
-        self.problem = pn.widgets.AutocompleteInput(
-            name="Problem (type a name, level or tag)", options=probs, value=next(iter(probs.values()), ""),
-            case_sensitive=False, search_strategy="includes", min_characters=1, restrict=True,
-            css_classes=["wb-problem"])
         gpus = gpu_options(store)
-        self.gpu = pn.widgets.Select(name="GPU", options=gpus, value=next(iter(gpus.values()), None))
-        self.forecaster = pn.widgets.Select(name="Forecaster", options=FORECASTERS, value="learned")
-        self.generator = pn.widgets.Select(name="Generator", options=GENERATORS, value="auto")
-        self.method = pn.widgets.Select(name="Method", options=METHODS, value="screen_topk")
+        # The form's parameters (choices and defaults from the registry) and their widgets.
+        self.form = SearchForm(gpus=gpus, problem=next(iter(probs.values()), ""))
+        w = self.form.widgets(probs)
+        self.problem, self.gpu, self.forecaster = w["problem"], w["gpu"], w["forecaster"]
+        self.generator, self.method, self.budget = w["generator"], w["method"], w["budget"]
         self.llm = LLMSettingsPanel()
-        # No start/end bounds: the browser would clamp a typed value silently; the runner
-        # refuses a budget below 1 with a message instead, and any larger one is honoured.
-        self.budget = pn.widgets.IntInput(name="Budget (GPU measurements)", value=8)
         self.start_btn = pn.widgets.Button(label="Start", button_type="primary", css_classes=["wb-start"])
         self.pause_btn = pn.widgets.Button(label="Pause")
         self.resume_btn = pn.widgets.Button(label="Resume")
@@ -159,9 +150,8 @@ class SearchView(pn.viewable.Viewer):
 
     def _start(self, event=None) -> None:
         try:
-            self._runner.start(self.chosen_problem(), self.gpu.value, self.method.value,
-                               self.forecaster.value, self.budget.value, generator=self.generator.value,
-                               llm=self.llm.settings())
+            self._runner.start_spec(self.form.spec(self.chosen_problem()), llm=self.llm.settings(),
+                                    gpu=self.form.gpu)
             self._message = ""
         except WorkbenchError as e:  # a bad choice is shown, not raised into the server
             self._message = f"<p><b>cannot start:</b> {esc(e)}</p>"

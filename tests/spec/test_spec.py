@@ -1,0 +1,101 @@
+"""SearchSpec and Target as values: parsing once, typed errors naming the accepted forms,
+to_dict / from_dict round trips, replace and diff."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from workbench.errors import ConfigError
+from workbench.spec import MethodChoice, SearchSpec, Target, TargetError
+
+
+@pytest.mark.parametrize("text, target", [
+    ("replay:h100", Target("replay", key="h100")),
+    ("REPLAY:H200", Target("replay", key="h200")),
+    ("cuda", Target("cuda", index=0)),
+    ("cuda:3", Target("cuda", index=3)),
+    ("cpu", Target("cpu")),
+    ("ray", Target("ray", device="cuda")),
+    ("ray:ray://head:10001", Target("ray", device="cuda", address="ray://head:10001")),
+    ("ray-cpu:auto", Target("ray", device="cpu", address="auto")),
+])
+def test_targets_parse_once_and_print_back(text, target):
+    assert Target.parse(text) == target
+    assert Target.parse(str(target)) == target
+    assert Target.from_dict(target.to_dict()) == target
+
+
+@pytest.mark.parametrize("bad", ["", "gpu0", "cuda:x", "replay:", "cpu:1", "h100", "cuda:-1"])
+def test_a_bad_target_names_the_accepted_forms(bad):
+    with pytest.raises(TargetError) as e:
+        Target.parse(bad)
+    assert isinstance(e.value, ConfigError)
+    assert all(form in str(e.value) for form in ("replay:KEY", "cuda:N", "cpu", "ray:ADDRESS"))
+
+
+def test_the_ray_executor_turns_live_targets_into_cluster_targets():
+    assert Target.parse("cpu").with_executor("ray", "auto") == Target("ray", device="cpu", address="auto")
+    assert Target.parse("cuda:1").with_executor("ray") == Target("ray", device="cuda")
+    assert Target.parse("cuda:1").with_executor("local") == Target("cuda", index=1)
+    with pytest.raises(TargetError, match="measures live"):
+        Target.parse("replay:h100").with_executor("ray")
+
+
+def test_spec_round_trips_through_json():
+    spec = SearchSpec("L1/01_softmax", target="cuda:1", forecaster="roofline", generator="mutation",
+                      method=MethodChoice("selective", k=2, m=3), budget=12, seed=5, max_seeds=2,
+                      selector="islands", in_flight=2)
+    stored = json.loads(json.dumps(spec.to_dict()))
+    assert SearchSpec.from_dict(stored) == spec
+    assert stored["target"]["kind"] == "cuda" and stored["method"] == {"name": "selective", "k": 2, "m": 3}
+
+
+def test_replace_accepts_names_strings_and_dotted_fields():
+    spec = SearchSpec("L1/01_softmax")
+    other = spec.replace(target="cpu", method="selective", budget=8, **{"method.k": 2, "forecaster.adapt": False})
+    assert other.target == Target("cpu") and other.budget == 8
+    assert other.method == MethodChoice("selective", k=2, m=spec.method.m)
+    assert other.forecaster.adapt is False and other.forecaster.name == spec.forecaster.name
+    assert spec.budget != 8  # the original is unchanged
+    with pytest.raises(ConfigError, match="no field"):
+        spec.replace(colour="red")
+
+
+def test_diff_names_every_differing_field():
+    spec = SearchSpec("L1/01_softmax")
+    other = spec.replace(budget=8, **{"method.k": 2})
+    assert spec.diff(other) == {"budget": (40, 8), "method.k": (4, 2)}
+    assert spec.diff(spec) == {}
+    assert "method.k: 4 != 2" in spec.describe_diff(other)
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    (dict(forecaster="oracle"), "unknown forecaster 'oracle'"),
+    (dict(generator="gpt"), "unknown generator 'gpt'"),
+    (dict(method="anneal"), "unknown method 'anneal'"),
+    (dict(selector="greedy"), "unknown selector"),
+    (dict(budget=0), "at least 1"),
+    (dict(forecaster="none"), "needs a forecaster"),
+    (dict(target="tpu"), "not understood"),
+])
+def test_bad_choices_are_refused_with_what_to_do(kwargs, words):
+    with pytest.raises(ConfigError, match=words):
+        SearchSpec("L1/01_softmax", **kwargs)
+
+
+def test_a_stored_spec_with_unknown_fields_or_version_is_refused():
+    d = SearchSpec("L1/01_softmax").to_dict()
+    with pytest.raises(ConfigError, match="unknown fields"):
+        SearchSpec.from_dict({**d, "temperature": 0.7})
+    with pytest.raises(ConfigError, match="version 99"):
+        SearchSpec.from_dict({**d, "version": 99})
+
+
+def test_in_flight_takes_a_pipelined_setting_and_round_trips():
+    s = SearchSpec("L1/01_softmax", in_flight="AUTO:6")
+    assert s.in_flight == "auto:6"
+    assert SearchSpec.from_dict(s.to_dict()) == s
+    assert SearchSpec("L1/01_softmax", in_flight="3").in_flight == 3
+    with pytest.raises(ConfigError, match="auto:N"):
+        SearchSpec("L1/01_softmax", in_flight="many")
