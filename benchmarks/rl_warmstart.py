@@ -320,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
     C = [r[1] for r in train_rows]
     M = [r[2] for r in train_rows]
     learned = fit_learned(train_rows, args)
-    learned.record_reference_times([m for _, _, m in held])
+    learned = learned.with_reference_times([m for _, _, m in held])
     cal = learned.calibration_set()
     if cal is None or len(cal[0]) != len(train_rows) \
             or not np.array_equal(cal[1], [m.bin for m in M]):

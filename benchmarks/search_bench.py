@@ -60,8 +60,8 @@ children, and the learned forecaster fitted on the shipped H100 rows of the othe
 `--deadline-s` so the runs fit the call's time limit; `--methods` and `--seed-offset` complete
 what a time-guarded call skipped).
 
-`--parallel N` searches up to N runs at once, started in plan order (one thread, Store and
-forecaster copy each, the executor shared; each problem's forecaster is fitted once), so several
+`--parallel N` searches up to N runs at once, started in plan order (one thread and Store each,
+the executor and each problem's forecaster, fitted once, shared), so several
 runs' candidates keep the executor's workers busy; `--seed-offset
 S` runs seeds S..S+seeds-1. A live call ADDS its runs to the live runs recorded in
 search-<gpu type>.json (`live.runs`; a run of the same problem, method and seed replaces the
@@ -474,10 +474,9 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
 
     The plan is seeds x problems x methods. `parallel` = 1 runs it in that order in this thread.
     `parallel` = N > 1 searches up to N runs at once, started in plan order, each in its own
-    thread with its own Store (its own SQLite file) and its own copy of the problem's
-    forecaster. The forecaster is fitted once per problem (by the first run to need it; the
-    others wait for that fit and take a deep copy), so a run sees the same forecaster whatever
-    the parallelism. The executor is shared (its `submit` is thread-safe), so the runs'
+    thread with its own Store (its own SQLite file). The forecaster is fitted once per problem
+    (by the first run to need it; the others wait for that fit) and shared: a run never changes
+    it (`Forecaster.for_run`), so a run sees the same forecaster whatever the parallelism. The executor is shared (its `submit` is thread-safe), so the runs'
     candidates fill its workers together (runs of one problem share its chunk workers).
     `warm_up()`, if given, runs once before any thread starts (e.g. to fill shared feature caches).
 
@@ -518,7 +517,8 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
     fit_locks = {p.id: threading.Lock() for p in problems}
 
     def forecaster_for(problem: Problem) -> Any:
-        """This thread's copy of the problem's forecaster (fitted once, by whichever thread asks first)."""
+        """The problem's forecaster (fitted once, by whichever thread asks first; shared by the
+        threads: a run never changes its forecaster, see `Forecaster.for_run`)."""
         with fit_locks[problem.id]:
             if problem.id not in fitted:
                 try:
@@ -528,7 +528,7 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
         fc = fitted[problem.id]
         if isinstance(fc, Exception):
             raise RuntimeError(f"forecaster fit failed: {type(fc).__name__}: {fc}") from fc
-        return copy.deepcopy(fc)  # a thread's runs never share mutable forecaster state with another's
+        return fc
 
     def work(items: list[tuple[int, tuple[Problem, int, str]]], db_path: Path) -> None:
         """Runs `items` (the whole plan, or one run when parallel) in order against one Store."""

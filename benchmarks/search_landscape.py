@@ -294,7 +294,7 @@ def main(argv=None) -> int:
     ap.add_argument("--seeds", type=int, default=5)
     ap.add_argument("--k", type=int, default=DEFAULTS["k"], help="children measured per parent")
     ap.add_argument("--m", type=int, default=DEFAULTS["m"], help="children generated per measured child (16 = 4 x 4)")
-    ap.add_argument("--forecaster", choices=forecaster_names("bench"), default=DEFAULTS["forecaster"])
+    ap.add_argument("--forecaster", choices=tuple(FORECASTERS), default=DEFAULTS["forecaster"])
     ap.add_argument("--methods", default=",".join(METHODS))
     ap.add_argument("--train-data", type=Path, nargs="*", default=[],
                     help="more shipped data to fit on (held-out problems' rows are dropped)")

@@ -10,6 +10,8 @@ import enum
 import hashlib
 import io
 import json
+import math
+import statistics
 import time
 import tokenize
 from dataclasses import dataclass, field
@@ -317,3 +319,29 @@ class Forecast(_Record):
         return cls(forecaster=forecaster, candidate_id=candidate_id, problem_id=problem_id,
                    hardware_key=hardware_key, probabilities=(1.0,) * bins.N_BINS,
                    reasoning=reason, raw_sum=0.0, parse_status=ParseStatus.ABSTAINED, **kw)
+
+
+# --------------------------------------------------------------------------- run evidence
+@dataclass(frozen=True)
+class RunEvidence:
+    """What a search run knows about its problem on its GPU beyond a forecaster's training
+    data; the input of `Forecaster.for_run`. Built by the run from its events, so a resumed run
+    passes the same evidence as an uninterrupted one at the same step.
+
+    measurements: the run's measurements so far, in measurement order (any status).
+    kernels: (candidate, measured speedup over the reference) of the run's correct kernels, in
+      measurement order, to correct forecasts by; empty when the run does not adapt forecasts.
+    prior_reference_ms: the problem's median reference time (ms) on the GPU in the database
+      when the run started, None when there was none.
+    """
+
+    measurements: tuple[Measurement, ...] = ()
+    kernels: tuple[tuple[Candidate, float], ...] = ()
+    prior_reference_ms: float | None = None
+
+    def reference_ms(self) -> float | None:
+        """The problem's reference time in ms: the median of the run's measured reference times
+        (finite, > 0) once there are any, else `prior_reference_ms`."""
+        times = [float(m.reference_ms) for m in self.measurements
+                 if m.reference_ms is not None and math.isfinite(m.reference_ms) and m.reference_ms > 0]
+        return float(statistics.median(times)) if times else self.prior_reference_ms

@@ -297,6 +297,38 @@ def test_adapted_forecasts_use_the_problems_measurements(data, split, model):
         model.adapted(data.problems[0], H100, rows[:1])
 
 
+def test_for_run_returns_a_new_forecaster_and_leaves_the_fitted_one_unchanged(data, split):
+    """`for_run` gives a run's forecaster: its reference time for the pair (the median of the
+    run's measured ones, else the prior, else none) and, with kernels, the adapted correction;
+    the fitted forecaster's recorded times and forecasts are the same after as before."""
+    from workbench.forecast.roofline import RooflineForecaster
+    from workbench.records import RunEvidence
+
+    problems, candidates, _ = data
+    fc = LearnedForecaster(max_iter=30, seed=0, reference_time="measured", reference_use="feature").fit(
+        problems, candidates, split[0])
+    problem, rows = _held_out(data, split)
+    run_ms = [m for m in split[1] if m.problem_id == problem.id][:4]
+    key = (problem.id, "h100")
+    times, probe = dict(fc.reference_ms_), [(problem, c) for c, _ in rows[:6]]
+    before = [f.probabilities for f in fc.forecast_batch(probe, H100)]
+
+    prior_only = fc.for_run(problem, H100, RunEvidence(prior_reference_ms=2.5))
+    assert prior_only is not fc and prior_only.reference_ms_[key] == 2.5
+    measured = fc.for_run(problem, H100, RunEvidence(measurements=tuple(run_ms), prior_reference_ms=2.5))
+    assert measured.reference_ms_[key] == pytest.approx(float(np.median([m.reference_ms for m in run_ms if m.reference_ms])))
+    adapted = fc.for_run(problem, H100, RunEvidence(measurements=tuple(run_ms), kernels=tuple(rows[:3])))
+    want = measured.adapted(problem, H100, rows[:3]).forecast_batch(probe, H100)
+    assert [f.probabilities for f in adapted.forecast_batch(probe, H100)] == [f.probabilities for f in want]
+    assert all("measured kernel(s) of this problem move the median" in f.reasoning for f in want)
+    assert [f.probabilities for f in prior_only.forecast_batch(probe, H100)] != before  # the time is read
+    assert fc.reference_ms_ == times and key not in fc.reference_ms_
+    assert [f.probabilities for f in fc.forecast_batch(probe, H100)] == before
+    roofline = RooflineForecaster()  # the base class's default: nothing to learn from a run
+    assert roofline.for_run(problem, H100, RunEvidence(measurements=tuple(run_ms))) is roofline
+    assert roofline.with_reference_times(run_ms) is roofline
+
+
 # ---------------------------------------------------------------- held-out calibration set
 def test_calibration_set_is_the_out_of_fold_forecasts_of_the_training_rows(data, split, model):
     probs, y = model.calibration_set()
@@ -326,22 +358,24 @@ def test_classifier_kind_keeps_a_calibration_set_too(data, split):
 
 
 # ---------------------------------------------------------------- measured reference times
-def test_record_reference_times_takes_each_pairs_median(data):
+def test_with_reference_times_takes_each_pairs_median_in_a_copy(data):
     problems, _, measurements = data
-    fc = LearnedForecaster(reference_time="measured")
+    blank = LearnedForecaster(reference_time="measured")
     pid = problems[0].id
     mine = [m for m in measurements if m.problem_id == pid and m.reference_ms]
-    fc.record_reference_times(measurements)
+    fc = blank.with_reference_times(measurements)
+    assert blank.reference_ms_ == {} and fc is not blank  # the original is never changed
     assert fc.reference_ms_[(pid, "h100")] == pytest.approx(float(np.median([m.reference_ms for m in mine])))
     # failures carry no reference time here and are skipped; every pair with one is recorded
     assert set(fc.reference_ms_) == {(m.problem_id, m.hardware_key) for m in measurements if m.reference_ms}
     # a later call replaces a pair's time and leaves the others
     other = problems[1].id
     before = fc.reference_ms_[(other, "h100")]
-    fc.record_reference_times([mine[0].replace(reference_ms=123.0)])
-    assert fc.reference_ms_[(pid, "h100")] == 123.0 and fc.reference_ms_[(other, "h100")] == before
-    fc.record_reference_times([mine[0].replace(reference_ms=None), mine[0].replace(reference_ms=-1.0)])
-    assert fc.reference_ms_[(pid, "h100")] == 123.0
+    later = fc.with_reference_times([mine[0].replace(reference_ms=123.0)])
+    assert later.reference_ms_[(pid, "h100")] == 123.0 and later.reference_ms_[(other, "h100")] == before
+    assert fc.reference_ms_[(pid, "h100")] != 123.0
+    same = later.with_reference_times([mine[0].replace(reference_ms=None), mine[0].replace(reference_ms=-1.0)])
+    assert same.reference_ms_[(pid, "h100")] == 123.0
     with pytest.raises(ConfigError, match="reference_time"):
         LearnedForecaster(reference_time="guess")
 
@@ -354,9 +388,8 @@ def test_measured_reference_time_replaces_the_estimate_where_known(data):
     rows = [(p, c, H100) for p, c in _rows(data, [m for m in measurements if m.ok][:40])]
     estimate = feature_matrix(rows)
     known_pid = rows[0][0].id
-    fc = LearnedForecaster(reference_time="measured", reference_use="feature")
-    fc.record_reference_times([next(m for m in measurements if m.problem_id == known_pid)
-                               .replace(reference_ms=2.5)])
+    fc = LearnedForecaster(reference_time="measured", reference_use="feature").with_reference_times(
+        [next(m for m in measurements if m.problem_id == known_pid).replace(reference_ms=2.5)])
     X = fc._features(rows)
     known = np.array([p.id == known_pid for p, _, _ in rows])
     assert known.any() and (~known).any()
@@ -364,14 +397,15 @@ def test_measured_reference_time_replaces_the_estimate_where_known(data):
     np.testing.assert_array_equal(X[~known], estimate[~known])  # unknown problems keep the estimate
     np.testing.assert_array_equal(np.delete(X, ref, axis=1), np.delete(estimate, ref, axis=1))
     # the default forecaster records times but never uses them
-    default = LearnedForecaster().record_reference_times(measurements)
+    default = LearnedForecaster().with_reference_times(measurements)
     np.testing.assert_array_equal(default._features(rows), estimate)
 
 
 def test_crossval_gives_held_out_problems_their_reference_times(data):
-    """evaluate() records the scored rows' reference times before forecasting them: its
-    forecasts equal a forecaster fitted by hand on the other problems and given those times,
-    and differ from the same forecaster without them (the times are used)."""
+    """evaluate() gives the scored rows' reference times to the fitted forecaster before
+    forecasting them (a copy: the fitted one knows the training problems' only): its forecasts
+    equal a forecaster fitted by hand on the other problems and given those times, and differ
+    from the same forecaster without them (the times are used)."""
     from workbench.evaluate.crossval import evaluate
 
     problems, candidates, measurements = data
@@ -384,13 +418,13 @@ def test_crossval_gives_held_out_problems_their_reference_times(data):
 
     result = evaluate(make, problems, candidates, measurements, gpu="h100", test_problems=held)
     fitted = made[-1]
-    assert {pid for pid, _ in fitted.reference_ms_} == {p.id for p in problems}
+    assert {pid for pid, _ in fitted.reference_ms_} == {p.id for p in problems} - set(held)
     assert not set(held) & set(fitted.train_problems_)
     scored = [m for m in measurements if m.problem_id in held and m.ok]
     by_hand = LearnedForecaster(max_iter=30, seed=0, reference_time="measured").fit(
         problems, candidates, [m for m in measurements if m.problem_id not in held])
     blind = [f.probabilities for f in by_hand.forecast_batch(_rows(data, scored), H100)]
-    by_hand.record_reference_times(scored)
+    by_hand = by_hand.with_reference_times(scored)
     told = [f.probabilities for f in by_hand.forecast_batch(_rows(data, scored), H100)]
     np.testing.assert_allclose([f.probabilities for f in result.forecasts], told)
     assert not np.allclose(blind, told)
@@ -408,8 +442,7 @@ def test_a_model_saved_before_reference_times_loads_as_an_estimate_model(tmp_pat
     rows = _rows(data, split[1][:5])
     np.testing.assert_allclose([f.probabilities for f in again.forecast_batch(rows, H100)],
                                [f.probabilities for f in model.forecast_batch(rows, H100)])
-    again.record_reference_times(split[1])
-    assert again.reference_ms_
+    assert again.with_reference_times(split[1]).reference_ms_
 
 
 def test_measured_reference_matrix_by_hand():
@@ -495,7 +528,7 @@ def test_fit_with_measured_times_forecasts_with_the_chosen_use(data, split):
     fc = LearnedForecaster(max_iter=30, seed=0, reference_time="measured").fit(
         problems, candidates, train)
     assert fc.reference_use_ in ("feature", "everywhere") and len(fc.use_errors_) == 2
-    fc.record_reference_times(test)
+    fc = fc.with_reference_times(test)
     scored = [m for m in test if m.ok][:30]
     rows = [(p, c, H100) for p, c in _rows(data, scored)]
     ms = np.asarray([fc.reference_ms_[(p.id, "h100")] for p, _, _ in rows])

@@ -47,15 +47,24 @@ def test_cli_adapt_option_is_stored_and_kept_on_resume(tmp_path, capsys):
 
 def test_cli_measured_reference_time_reaches_the_forecaster(tmp_path, capsys, monkeypatch):
     """--reference-time measured: the fitted learned forecaster reads measured reference times,
-    and the run gives it the searched problem's."""
+    and the run gives it the searched problem's (`for_run`: the forecaster the run forecasts
+    with knows it; the fitted one is unchanged)."""
     import workbench.compose as compose
 
-    made = []
+    made, per_step = [], []
     real = compose.make_forecaster
 
     def spy(*args, **kwargs):
-        made.append(real(*args, **kwargs))
-        return made[-1]
+        fc = real(*args, **kwargs)
+        real_for_run = fc.for_run
+
+        def for_run(*a, **kw):
+            per_step.append(real_for_run(*a, **kw))
+            return per_step[-1]
+
+        fc.for_run = for_run
+        made.append(fc)
+        return fc
 
     monkeypatch.setattr(compose, "make_forecaster", spy)
     db = synthetic_db(tmp_path)
@@ -65,7 +74,9 @@ def test_cli_measured_reference_time_reaches_the_forecaster(tmp_path, capsys, mo
         capsys.readouterr().err
     (fc,) = made
     assert fc.reference_time == "measured"
-    assert ("L1/90_synth_a", "h100") in fc.reference_ms_  # from the run's own measurements
+    last = per_step[-1].base  # adapted to the run's kernels (the default), over the run's copy
+    assert ("L1/90_synth_a", "h100") in last.reference_ms_  # the run's own time
+    assert ("L1/90_synth_a", "h100") not in fc.reference_ms_
 
 
 def test_forecaster_choice_defaults_to_measured_reference_time(tmp_path):

@@ -1,7 +1,6 @@
 """The run loop in replay mode: exact budget accounting, determinism, crash + resume, events."""
 from __future__ import annotations
 
-import copy
 import subprocess
 import sys
 import textwrap
@@ -362,8 +361,9 @@ def test_forecasts_adapt_to_the_runs_measurements(tmp_path, learned_replay):
 
 def test_a_measured_reference_forecaster_reads_the_runs_reference_times(tmp_path, learned_replay):
     """With reference_time="measured", the run hands its measurements' reference times to the
-    forecaster (the median over the run's measurements at the end), and the problem's forecasts
-    read it in place of the estimate."""
+    forecaster through `for_run` (the median over the run's measurements at the end), the
+    problem's forecasts read it in place of the estimate, and the run's forecaster itself is
+    never changed."""
     from workbench.evaluate.synthetic import make_synthetic
     from workbench.forecast.learned import LearnedForecaster
 
@@ -372,27 +372,25 @@ def test_a_measured_reference_forecaster_reads_the_runs_reference_times(tmp_path
     fc = LearnedForecaster(max_iter=20, reference_time="measured").fit(
         problems, all_cands, [m for m in ms if m.problem_id != problem.id])
     assert (problem.id, "h100") not in fc.reference_ms_
+    before = dict(fc.reference_ms_)
     with Store(tmp_path / "m.sqlite") as st:
         run = SearchRun(st, problem, ex, ReplayGenerator(cands, ex.candidate_ids), fc,
                         make_method("screen_topk", k=2, m=3), budget=10, seed=4, adapt_forecasts=False)
         run.run()
-        # recorded at the start of each step's forecasting; once more with every measurement
-        first = fc.reference_ms_[(problem.id, "h100")]
-        run._forecaster_now()
+        told_fc = run._forecaster_now()  # what the run knows at its end: every measurement
         measured = [m for m in run.measurements.values() if m.reference_ms]
         later = _forecasts(st.events(run.search_id), min_step=1)
-    assert measured and later and first > 0
-    assert fc.reference_ms_[(problem.id, "h100")] == pytest.approx(
+    assert measured and later
+    assert fc.reference_ms_ == before and told_fc is not fc  # the run never changes its forecaster
+    assert told_fc.reference_ms_[(problem.id, "h100")] == pytest.approx(
         float(np.median([m.reference_ms for m in measured])))
     from workbench.forecast.features import FEATURE_NAMES
 
     C = {c.id: c for c in cands}
-    blind = copy.deepcopy(fc)
-    del blind.reference_ms_[(problem.id, "h100")]
     rows = [(problem, C[cid], run.hardware) for cid, _, _ in later]
     ref = FEATURE_NAMES.index("ref_log10_us")
-    told, unknown = fc._features(rows), blind._features(rows)
-    np.testing.assert_allclose(told[:, ref], np.log10(1 + 1e3 * fc.reference_ms_[(problem.id, "h100")]))
+    told, unknown = told_fc._features(rows), fc._features(rows)
+    np.testing.assert_allclose(told[:, ref], np.log10(1 + 1e3 * told_fc.reference_ms_[(problem.id, "h100")]))
     assert not np.allclose(told[:, ref], unknown[:, ref])  # the estimate differs from the measurement
 
 
@@ -558,9 +556,12 @@ def test_a_run_starts_with_the_databases_reference_time(tmp_path, learned_replay
         assert run.prior_reference_ms == pytest.approx(3.0)
         started = next(e for e in st.events(run.search_id) if e["kind"] == "started")
         assert started["payload"]["reference_ms"] == pytest.approx(3.0)
+        at_start = run._forecaster_now()
+        assert at_start.reference_ms_[key] == pytest.approx(3.0)
         run.step()  # step 0: seeds forecast before anything is measured
-        assert fc.reference_ms_[key] == pytest.approx(3.0)
         first, C = step0_features(st, run)
+        step0 = [e["payload"]["forecast"] for e in st.events(run.search_id)
+                 if e["kind"] == "forecast" and e["payload"]["step"] == 0]
         assert first
         # resumed with more in the database: the started event's time, not a new median
         st.put_measurements([dataclasses.replace(earlier[0], candidate_id="later", reference_ms=50.0)])
@@ -568,15 +569,22 @@ def test_a_run_starts_with_the_databases_reference_time(tmp_path, learned_replay
                           make_method("screen_topk", k=2, m=3), budget=6, seed=4,
                           adapt_forecasts=False).resume(run.search_id)
         assert again.prior_reference_ms == pytest.approx(3.0)
-    told = fc._features([(problem, C[cid], run.hardware) for cid in first])
+    told = at_start._features([(problem, C[cid], run.hardware) for cid in first])
     assert np.allclose(told[:, ref], np.log10(1 + 1e3 * 3.0))
+    assert not np.allclose(fc._features([(problem, C[cid], run.hardware) for cid in first])[:, ref], told[:, ref])
+    by_prior = at_start.forecast_batch([(problem, C[cid]) for cid in first], run.hardware)
+    assert [list(f.probabilities) for f in by_prior] == [list(f["probabilities"]) for f in step0]
+    assert key not in fc.reference_ms_  # the run never changes its forecaster
+    # a forecaster that knows a time for the pair (from elsewhere): a run with no time of its own
+    # forgets it and reads the estimate until its first measurement
+    knowing = fc.with_reference_times([dataclasses.replace(earlier[0], reference_ms=40.0)])
     with Store(tmp_path / "none.sqlite") as st:  # nothing earlier: the estimate at step 0
-        run = SearchRun(st, problem, ex, ReplayGenerator(cands, ex.candidate_ids), fc,
+        run = SearchRun(st, problem, ex, ReplayGenerator(cands, ex.candidate_ids), knowing,
                         make_method("screen_topk", k=2, m=3), budget=6, seed=4, adapt_forecasts=False)
         run.start()
         assert run.prior_reference_ms is None
-        run._record_reference_times()
-        assert key not in fc.reference_ms_  # the first run's time is forgotten
+        assert key not in run._forecaster_now().reference_ms_
         run.run()
-        assert fc.reference_ms_[key] == pytest.approx(
+        assert run._forecaster_now().reference_ms_[key] == pytest.approx(
             float(np.median([m.reference_ms for m in run.measurements.values() if m.reference_ms])))
+        assert knowing.reference_ms_[key] == 40.0

@@ -19,10 +19,10 @@ argmax where a forecast states none).
 Failed candidates are not scored (the study keeps them out of the forecast task) but they do
 train a learned forecaster's p_fail.
 
-A forecaster with `record_reference_times` (the learned forecaster, which uses them with
-reference_time="measured") is given the scored rows' measured reference times before it forecasts
-them: what a user has once the problem's reference has been timed on the test GPU (one timing per
-problem and GPU), and never a candidate's time.
+A forecaster is given the scored rows' measured reference times before it forecasts them
+(`Forecaster.with_reference_times`; the learned forecaster uses them with
+reference_time="measured"): what a user has once the problem's reference has been timed on the
+test GPU (one timing per problem and GPU), and never a candidate's time.
 """
 from __future__ import annotations
 
@@ -130,11 +130,9 @@ def _only_gpu(measurements: Sequence[Measurement]) -> str:
 
 def _forecast_rows(fc: Forecaster, rows: list[tuple[Problem, Candidate, Measurement]]
                    ) -> list[Forecast]:
-    """Reference-relative forecasts of rows, batched per hardware record; order kept. A forecaster
-    that records reference times gets the rows' measured reference times first."""
-    record = getattr(fc, "record_reference_times", None)
-    if callable(record):
-        record([m for _, _, m in rows])
+    """Reference-relative forecasts of rows, batched per hardware record; order kept. The
+    forecaster is told the rows' measured reference times first (`with_reference_times`)."""
+    fc = fc.with_reference_times([m for _, _, m in rows])
     out: list[Forecast | None] = [None] * len(rows)
     by_hw: dict[str, list[int]] = {}
     hws: dict[str, Hardware] = {}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import abc
 from typing import Sequence
 
-from workbench.records import Candidate, Forecast, Hardware, Problem
+from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem, RunEvidence
 
 #: The most probability an extreme bin (1 or 8) may get for a problem whose FLOPs and bytes are
 #: unknown: without them nothing bounds the candidate's time from below.
@@ -51,6 +51,19 @@ class Forecaster(abc.ABC):
         parents = parents or [None] * len(items)
         return [self.forecast(p, c, hardware, parent=par, relative_to=relative_to)
                 for (p, c), par in zip(items, parents)]
+
+    def for_run(self, problem: Problem, hardware: Hardware, evidence: RunEvidence) -> "Forecaster":
+        """The forecaster a search of `problem` on `hardware` forecasts with, given what the run
+        knows so far (`evidence`). Never changes self. The default learns nothing from a run and
+        returns self; a forecaster that does (the learned one: the measured reference time, the
+        run's correct kernels) returns a new object."""
+        return self
+
+    def with_reference_times(self, measurements: Sequence[Measurement]) -> "Forecaster":
+        """A forecaster that knows the measured reference times of `measurements` (one time per
+        problem and GPU: what a user has once a problem's reference was timed there, never a
+        candidate's time). Never changes self; the default ignores them and returns self."""
+        return self
 
     def calibration_set(self):
         """Forecasts of held-out rows with their measured bins, ((n, 8) probabilities, (n,) bins),

@@ -27,10 +27,11 @@ gives p_fail (compile error, wrong output, crash, ...) from all measurements.
 Features come from `workbench.forecast.features` and never name the problem, so the model
 forecasts unseen problems. With `reference_time="measured"` the feature holding the reference's
 time (`ref_log10_us`, by default the reference profile's roofline estimate) takes the reference's
-*measured* eager time on that GPU wherever one is known (`record_reference_times`: the median
-`reference_ms` of a problem's measurements there; `fit` records the training measurements', and
-`workbench.evaluate.crossval` records the held-out problems' before forecasting them: one timing
-of the reference per problem and GPU, no candidate's time); elsewhere the estimate stays. With
+*measured* eager time on that GPU wherever one is known (the median `reference_ms` of a
+problem's measurements there: `fit` records the training measurements'; `with_reference_times`
+returns a copy that knows more, e.g. the held-out problems' in `workbench.evaluate.crossval`: one
+timing of the reference per problem and GPU, no candidate's time; `for_run` one that knows a
+search run's); elsewhere the estimate stays. With
 `reference_use="everywhere"` the measured time also replaces the estimate in the features
 computed from it (the roofline term `log2_ideal_speedup`, so the target then follows the measured
 reference, and `ref_launch_share`); "auto" (the default) takes whichever of the two has the
@@ -41,6 +42,7 @@ the candidate's and the parent's reference-relative distributions (`relative_dis
 """
 from __future__ import annotations
 
+import copy
 import math
 from collections import OrderedDict
 from pathlib import Path
@@ -57,7 +59,7 @@ from workbench import bins
 from workbench.errors import ConfigError, NotFittedError, WorkbenchError
 from workbench.forecast.base import BatchForecaster, temper_unknown_counts
 from workbench.forecast.features import FEATURE_NAMES, feature_matrix, log10_us, ms_of_log10_us
-from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem
+from workbench.records import Candidate, Forecast, Hardware, Measurement, Problem, RunEvidence
 
 _MID = np.asarray(bins.LOG2_MIDPOINTS)
 _LOG2_EDGES = np.log2(np.asarray(bins.EDGES))
@@ -276,29 +278,49 @@ class LearnedForecaster(BatchForecaster):
         self._explain_cache: OrderedDict[tuple, np.ndarray] = OrderedDict()
 
     # ------------------------------------------------------------------ reference times
-    def record_reference_times(self, measurements: Sequence[Measurement]) -> "LearnedForecaster":
-        """Record each (problem, GPU)'s measured reference time: the median `reference_ms` of the
-        given measurements that have one (a later call replaces a pair's time). Only used with
-        reference_time="measured"; returns self."""
+    def _record_reference_times(self, measurements: Sequence[Measurement]) -> None:
+        """Record each (problem, GPU)'s measured reference time in place (what `fit` learns):
+        the median `reference_ms` of the given measurements that have one (finite, > 0),
+        replacing a time the pair had."""
         times: dict[tuple[str, str], list[float]] = {}
         for m in measurements:
             if m.reference_ms is not None and math.isfinite(m.reference_ms) and m.reference_ms > 0:
                 times.setdefault((m.problem_id, m.hardware_key), []).append(float(m.reference_ms))
         self.reference_ms_.update({k: float(np.median(v)) for k, v in times.items()})
-        return self
 
-    def record_reference_time(self, problem_id: str, hardware_key: str,
-                              ms: float | None) -> "LearnedForecaster":
-        """Record one (problem, GPU)'s measured reference time in ms (one known before any of
-        a search's own measurements, e.g. from earlier ones in the database), or with None
-        forget it (that problem's forecasts then read the estimate); returns self."""
-        if ms is None:
-            self.reference_ms_.pop((problem_id, hardware_key), None)
-            return self
-        if not (isinstance(ms, (int, float)) and math.isfinite(ms) and ms > 0):
-            raise ConfigError(f"a reference time is a positive number of ms, got {ms!r}")
-        self.reference_ms_[(problem_id, hardware_key)] = float(ms)
-        return self
+    def _with_times(self, times: dict[tuple[str, str], float | None]) -> "LearnedForecaster":
+        """A shallow copy whose recorded reference times are this one's with `times` applied
+        ((problem id, hardware key) -> ms, or None to forget the pair's time); the fitted models
+        are shared (read only), the explain memory is the copy's own."""
+        for ms in times.values():
+            if ms is not None and not (isinstance(ms, (int, float)) and math.isfinite(ms) and ms > 0):
+                raise ConfigError(f"a reference time is a positive number of ms, got {ms!r}")
+        new = copy.copy(self)
+        new.reference_ms_ = dict(self.reference_ms_)
+        new._explain_cache = OrderedDict()
+        for key, ms in times.items():
+            if ms is None:
+                new.reference_ms_.pop(key, None)
+            else:
+                new.reference_ms_[key] = float(ms)
+        return new
+
+    def with_reference_times(self, measurements: Sequence[Measurement]) -> "LearnedForecaster":
+        """A copy that knows each (problem, GPU)'s measured reference time: the median
+        `reference_ms` of the given measurements that have one (replacing a time the pair had).
+        Only read with reference_time="measured"; self is unchanged."""
+        new = self._with_times({})
+        new._record_reference_times(measurements)
+        return new
+
+    def for_run(self, problem: Problem, hardware: Hardware, evidence: RunEvidence) -> BatchForecaster:
+        """The forecaster a search of `problem` on `hardware` uses (self is unchanged): a copy
+        whose reference time for the pair is the run's (`evidence.reference_ms()`: the median of
+        the run's measured reference times, before any the database's time when the run started,
+        else none, so the pair reads the estimate whatever this forecaster had recorded for it),
+        corrected by the run's correct kernels (`adapted`) when the evidence has any."""
+        fc = self._with_times({(problem.id, hardware.key): evidence.reference_ms()})
+        return fc.adapted(problem, hardware, evidence.kernels) if evidence.kernels else fc
 
     def _reference_times(self, rows: Sequence[tuple[Problem, Candidate, Hardware]]) -> np.ndarray:
         """(n,) the recorded reference time (ms) of each row's problem and GPU, NaN if none."""
@@ -349,7 +371,7 @@ class LearnedForecaster(BatchForecaster):
     def _fit(self, problems, candidates, measurements) -> "LearnedForecaster":
         rows = training_rows(problems, candidates, measurements)
         if self.reference_time == "measured":
-            self.record_reference_times([m for *_, m in rows])
+            self._record_reference_times([m for *_, m in rows])
         n_ok = sum(m.bin is not None for *_, m in rows)
         if n_ok < 10:
             raise ConfigError(f"the learned forecaster needs at least 10 ok measurements with a "

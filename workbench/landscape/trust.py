@@ -126,10 +126,9 @@ def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecas
             pairs = sample_pairs(landscapes[pid], by_problem[pid], parents, children, seed)
             if not pairs:
                 continue
-            record = getattr(fc, "record_reference_times", None)
-            if callable(record):  # as a search does once it has measured on the problem
-                record(by_problem[pid])
-            fs = fc.forecast_batch([(problems[pid], cands[p.child_id]) for p in pairs], hardware,
+            # the problem's measured reference times, as a search knows them once it has measured
+            # there (a new forecaster; the fitted one is unchanged)
+            fs = fc.with_reference_times(by_problem[pid]).forecast_batch([(problems[pid], cands[p.child_id]) for p in pairs], hardware,
                                    relative_to="reference")
             for p, f in zip(pairs, fs):
                 if f.abstained:

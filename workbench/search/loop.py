@@ -55,7 +55,7 @@ from concurrent.futures import as_completed
 from typing import Any, Callable
 
 from workbench.errors import ConfigError
-from workbench.records import Candidate, Forecast, Measurement, Problem, Status
+from workbench.records import Candidate, Forecast, Measurement, Problem, RunEvidence, Status
 from workbench.search.archive import MEASURED, TRUSTED, Archive, Entry
 from workbench.search.steps import Batch as _Batch, Partial as _Partial, event_key as _key
 from workbench.search.generators import FailedGeneration, GenerationContext, Generator
@@ -411,22 +411,13 @@ class SearchRun(PipelineMixin):
     def _calibration_set(self):
         """The forecaster's held-out forecasts for the methods' policies (once; None: none)."""
         if not hasattr(self, "_calibration"):
-            get = getattr(self.forecaster, "calibration_set", None)
-            self._calibration = get() if callable(get) else None
+            self._calibration = self.forecaster.calibration_set() if self.forecaster is not None else None
         return self._calibration
 
     def _forecaster_now(self):
-        """The forecaster for this step: with `adapt_forecasts` and a forecaster that can be
-        adapted (`adapted(problem, hardware, evidence)`, e.g. the learned one), corrected by
-        every correct kernel this run has measured so far (in measurement order, rebuilt from
-        the events on resume, so a resumed run forecasts exactly as an uninterrupted one)."""
-        self._record_reference_times()
-        adapt = getattr(self.forecaster, "adapted", None)
-        if not self.adapt_forecasts or adapt is None:
-            return self.forecaster
-        evidence = [(self.candidates[cid], m.speedup) for cid, m in self.measurements.items()
-                    if m.ok and cid in self.candidates]  # adapted() keeps the positive speedups
-        return adapt(self.problem, self.hardware, evidence) if evidence else self.forecaster
+        """The forecaster for this step: `forecaster.for_run` given what the run knows
+        (`_evidence`); the run's forecaster itself is never changed."""
+        return self.forecaster.for_run(self.problem, self.hardware, self._evidence())
 
     def _stored_reference_ms(self) -> float | None:
         """The median reference time (ms) of this problem's measurements on this GPU already in
@@ -436,21 +427,17 @@ class SearchRun(PipelineMixin):
                  if m.reference_ms is not None and m.reference_ms > 0]
         return float(statistics.median(times)) if times else None
 
-    def _record_reference_times(self) -> None:
-        """Give a forecaster that records reference times (the learned one; used with
-        reference_time="measured") this problem's measured reference time: the median over this
-        run's measurements (the executor times the reference with every kernel) once there are
-        any, before that the database's time recorded when the run started (`prior_reference_ms`,
-        in the "started" event), if there was one; else none (the forecaster forgets any time it
-        holds for the problem and reads the estimate until the first measurement, whatever
-        earlier runs told it). Rebuilt from the events on resume."""
-        record = getattr(self.forecaster, "record_reference_times", None)
-        one = getattr(self.forecaster, "record_reference_time", None)
-        measured = [m for m in self.measurements.values() if m.reference_ms]
-        if callable(record) and measured:
-            record(measured)
-        elif callable(one):
-            one(self.problem.id, self.hardware.key, self.prior_reference_ms)
+    def _evidence(self) -> RunEvidence:
+        """What this run knows, rebuilt from the events on resume (so a resumed run forecasts
+        exactly as an uninterrupted one): its measurements in measurement order, whose
+        reference times give the problem's measured reference time (before the first one, the
+        database's time when the run started, `prior_reference_ms`, kept in the "started"
+        event); and with `adapt_forecasts` the correct kernels it measured, which an adaptable
+        forecaster (the learned one) corrects its forecasts by."""
+        kernels = tuple((self.candidates[cid], m.speedup) for cid, m in self.measurements.items()
+                        if m.ok and cid in self.candidates) if self.adapt_forecasts else ()
+        return RunEvidence(measurements=tuple(self.measurements.values()), kernels=kernels,
+                           prior_reference_ms=self.prior_reference_ms)
 
     def _deferred(self) -> list[Entry]:
         """Trusted, never measured archive entries, highest expected speedup first (archive
