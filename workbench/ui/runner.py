@@ -221,8 +221,8 @@ class SearchRunner:
 LOCAL_LABELS = {"model": "the model directory", "gguf_file": "the GGUF file", "adapter": "the adapter directory"}
 
 
-def app_spec(problem: str, gpu: str, method: str, forecaster: str | ForecasterChoice, budget: int, seed: int | None = None,
-             k: int | None = None, m: int | None = None, max_seeds: int | None = None,
+def app_spec(problem: str, gpu: str, method: str, forecaster: str | ForecasterChoice, budget: int,
+             seed: int | None = None, k: int | None = None, m: int | None = None, max_seeds: int | None = None,
              executor: str | None = None, ray_address: str | None = None, generator: str | None = None,
              in_flight: int | str | None = None) -> SearchSpec:
     """The SearchSpec of the app's choices; None takes the registry's default. `forecaster`: a
