@@ -36,7 +36,8 @@ def short_answers(monkeypatch):
     monkeypatch.setattr(compose, "LOCAL_MAX_NEW_TOKENS", 6)
 
 
-# 86 s (and 24 s of fixture) on a 2-core machine shared with other jobs: the GGUF is dequantised on load
+# 36 s + 19 s of fixture with OMP_NUM_THREADS=1, 86 s + 24 s without, on a 2-core machine shared with
+# other jobs: the GGUF is dequantised on load
 @pytest.mark.slow
 def test_compose_builds_the_local_forecaster_with_the_adapter(smollm2_path, adapter_dir, short_answers):
     import peft
@@ -59,7 +60,7 @@ def test_compose_builds_the_local_forecaster_with_the_adapter(smollm2_path, adap
     assert f.completion_tokens is not None and 0 < f.completion_tokens <= compose.LOCAL_MAX_NEW_TOKENS
 
 
-# 141 s on a 2-core machine shared with other jobs (the model loads again, two prompts prefilled)
+# 46 s with OMP_NUM_THREADS=1, 141 s without, on the shared 2-core machine (the model loads again)
 @pytest.mark.slow
 def test_cli_search_with_the_local_forecaster_and_the_adapter(smollm2_path, adapter_dir, short_answers, tmp_path,
                                                               capsys):
