@@ -23,7 +23,13 @@ from workbench.spec.registry import EXECUTORS
 
 #: Spec fields a resumed search may change: which GPU of the type, or which cluster, measures.
 #: The GPU type itself is checked by `SearchRun.resume` (its hardware key).
-RESUMABLE_CHANGES = frozenset({"target.index", "target.address"})
+#: The local forecaster's device is where its model runs, like the GPU index.
+RESUMABLE_CHANGES = frozenset({"target.index", "target.address", "forecaster.device"})
+
+#: The local forecaster's prompt set and answer cap (tokens): the compact prompts the RL
+#: adapters are trained on (docs/rl.md), answers of about 115 tokens.
+LOCAL_PROMPT = "compact"
+LOCAL_MAX_NEW_TOKENS = 160
 
 
 # ---------------------------------------------------------------------- executors
@@ -132,11 +138,32 @@ def make_generator(spec: SearchSpec, store: Any, problem, executor, llm: Any = N
     return LLMGenerator(LLMEndpoint.of(llm).client(), seed_from=seeds)
 
 
+def make_local_forecaster(model: str, gguf_file: str | None = None, adapter: str | None = None,
+                          device: str = "cpu"):
+    """The transformers forecaster on `model` (a directory or hub id; `gguf_file` inside it) with
+    the optional LoRA `adapter` directory, on `device`, answering the `LOCAL_PROMPT` prompts in at
+    most `LOCAL_MAX_NEW_TOKENS` tokens. Loading errors are ConfigErrors that name the fix."""
+    from workbench.forecast.local import LocalTransformersForecaster
+
+    if device.startswith("cuda"):
+        import torch
+
+        n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+        index = int(device.partition(":")[2] or 0)
+        if index >= n:
+            raise ConfigError(f"device {device}: this machine has {n} CUDA device(s); run the local model "
+                              "on cpu" + (f" or cuda:0..cuda:{n - 1}" if n else ""))
+    return LocalTransformersForecaster(model, gguf_file=gguf_file, adapter_path=adapter, device=device,
+                                       prompt=LOCAL_PROMPT, max_new_tokens=LOCAL_MAX_NEW_TOKENS)
+
+
 def make_forecaster(spec: SearchSpec, store: Any, problem, hardware_key: str, llm: Any = None,
                     progress: Callable[[str], None] | None = None, cache_dir: str | None = None):
     """The forecaster of `spec` (None for "none"). A learned one is loaded from `spec.forecaster.path`,
     else fitted on the database's measurements of other problems on `hardware_key` (or loaded
-    from the cache of such fits in `cache_dir`); `progress(message)` hears the stages."""
+    from the cache of such fits in `cache_dir`). A local one is loaded from its model (and
+    adapter) files, checked first (`ForecasterChoice.check_files`). `progress(message)` hears
+    the stages."""
     choice = spec.forecaster
     if choice.name == "none":
         return None
@@ -148,6 +175,12 @@ def make_forecaster(spec: SearchSpec, store: Any, problem, hardware_key: str, ll
         from workbench.forecast.llm import LLMForecaster
 
         return LLMForecaster(LLMEndpoint.of(llm).client())
+    if choice.name == "local":
+        choice.check_files()
+        if progress is not None:
+            progress(f"loading the local model {choice.model}"
+                     + (f" with the adapter {choice.adapter}" if choice.adapter else "") + "...")
+        return make_local_forecaster(str(choice.model), choice.gguf_file, choice.adapter, choice.device)
     from workbench.forecast.learned import LearnedForecaster
 
     if choice.path:
@@ -217,5 +250,6 @@ def resume(spec: SearchSpec, store: Any, search_id: str, **build_options: Any):
     return build(spec, store, **build_options).resume(search_id)
 
 
-__all__ = ["LLMEndpoint", "RESUMABLE_CHANGES", "build", "check_resume", "executor_from_env", "make_executor",
-           "make_forecaster", "make_generator", "ray_executor", "resume", "stored_spec"]
+__all__ = ["LLMEndpoint", "LOCAL_MAX_NEW_TOKENS", "LOCAL_PROMPT", "RESUMABLE_CHANGES", "build", "check_resume",
+           "executor_from_env", "make_executor", "make_forecaster", "make_generator", "make_local_forecaster",
+           "ray_executor", "resume", "stored_spec"]

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from workbench.errors import ConfigError
-from workbench.spec import MethodChoice, SearchSpec, Target, TargetError
+from workbench.spec import ForecasterChoice, MethodChoice, SearchSpec, Target, TargetError
 
 
 @pytest.mark.parametrize("text, target", [
@@ -99,3 +99,68 @@ def test_in_flight_takes_a_pipelined_setting_and_round_trips():
     assert SearchSpec("L1/01_softmax", in_flight="3").in_flight == 3
     with pytest.raises(ConfigError, match="auto:N"):
         SearchSpec("L1/01_softmax", in_flight="many")
+
+
+def _local_model_dir(root):
+    """A folder that looks like a GGUF model directory and a PEFT adapter directory (files only:
+    the spec checks paths, it loads nothing)."""
+    model, adapter = root / "model", root / "adapter"
+    model.mkdir()
+    (model / "m.gguf").write_bytes(b"GGUF")
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    return model, adapter
+
+
+def test_a_local_forecaster_choice_round_trips_with_absolute_paths(tmp_path, monkeypatch):
+    model, adapter = _local_model_dir(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    choice = ForecasterChoice("local", model="model", gguf_file="m.gguf", adapter="adapter", device="cuda:1")
+    assert (choice.model, choice.adapter) == (str(model), str(adapter))  # stored absolute
+    choice.check_files()
+    spec = SearchSpec("L1/01_softmax", forecaster=choice)
+    stored = json.loads(json.dumps(spec.to_dict()))
+    assert stored["forecaster"] | {"reference_time": None, "adapt": None} == {
+        "name": "local", "path": None, "reference_time": None, "adapt": None, "model": str(model),
+        "gguf_file": "m.gguf", "adapter": str(adapter), "device": "cuda:1"}
+    assert SearchSpec.from_dict(stored) == spec
+    # a hub id is kept as given (not a path here)
+    assert ForecasterChoice("local", model="HuggingFaceTB/SmolLM2-135M-Instruct").model == \
+        "HuggingFaceTB/SmolLM2-135M-Instruct"
+    # the device is where the model runs: a resume may change it, like the GPU index
+    from workbench.compose import RESUMABLE_CHANGES
+
+    moved = spec.replace(**{"forecaster.device": "cpu"})
+    assert set(spec.diff(moved)) == {"forecaster.device"} <= RESUMABLE_CHANGES
+
+
+@pytest.mark.parametrize("fields, message", [
+    (dict(name="local", adapter="x"), "adapter is loaded on top of the model"),
+    (dict(name="local"), "give the model too"),
+    (dict(name="roofline", adapter="x"), "forecaster 'roofline' takes none"),
+    (dict(name="learned", device="cuda"), "forecaster 'learned' takes none"),
+    (dict(name="local", model="m", device="gpu0"), "cpu, cuda, cuda:N or mps"),
+    (dict(name="local", model="m", gguf_file="sub/m.gguf"), "file name inside the model directory"),
+])
+def test_local_forecaster_combinations_are_refused_with_the_fix(fields, message):
+    with pytest.raises(ConfigError, match=message):
+        ForecasterChoice(**fields)
+
+
+def test_local_forecaster_files_are_checked_with_the_front_ends_labels(tmp_path):
+    model, adapter = _local_model_dir(tmp_path)
+    cases = [
+        (dict(model=str(tmp_path / "nope")), "--local-model '.*nope' does not exist"),
+        (dict(model=str(model)), "no config.json.*give one as --gguf-file \\(m.gguf\\)"),
+        (dict(model=str(model), gguf_file="other.gguf"), "'other.gguf' is not in .*holds m.gguf"),
+        (dict(model=str(model / "m.gguf")), "is a file, not a model directory: give its folder"),
+        (dict(model=str(model), gguf_file="m.gguf", adapter=str(tmp_path / "a.tar")), "unpack it first"),
+        (dict(model=str(model), gguf_file="m.gguf", adapter=str(model)), "no adapter_config.json"),
+    ]
+    labels = {"model": "--local-model", "gguf_file": "--gguf-file", "adapter": "--adapter"}
+    for fields, message in cases:
+        with pytest.raises(ConfigError, match=message):
+            ForecasterChoice("local", **fields).check_files(labels)
+    # a choice whose files are gone still reads back (a stored search stays listable)
+    gone = ForecasterChoice("local", model=str(tmp_path / "gone"), adapter=str(tmp_path / "gone-adapter"))
+    assert SearchSpec.from_dict(SearchSpec("L1/01_softmax", forecaster=gone).to_dict()).forecaster == gone

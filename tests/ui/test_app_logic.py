@@ -14,6 +14,7 @@ import pytest
 from workbench.dataset import DEFAULT_SHIPPED_DIR, load_into_store
 from workbench.errors import ConfigError
 from workbench.problems import list_problems
+from workbench.spec import SearchSpec
 from workbench.store import Store
 from workbench.ui.calibration_page import HELD_OUT, CalibrationPage, forecaster_names
 from workbench.ui.calibration_view import CalibrationView, calibration_info
@@ -200,3 +201,39 @@ def test_app_builds_with_replay_banner(store, monkeypatch):
     monkeypatch.setenv("WORKBENCH_AUTH", "1")
     refusal = app.build(store).main[0].object  # no server asks for a login here
     assert "WORKBENCH_AUTH is set but the server has no login" in refusal and "REPLAY" not in refusal
+
+
+def test_the_form_builds_a_local_forecaster_spec_and_shows_errors_escaped(store, tmp_path):
+    """Picking "local" shows the Local model card; its fields reach the spec (the model and the
+    adapter); a missing adapter folder is refused before starting, as an escaped message."""
+    model, adapter = tmp_path / "model", tmp_path / "adapter"
+    model.mkdir()
+    (model / "m.gguf").write_bytes(b"GGUF")
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    runner = SearchRunner(store)
+    view = SearchView(store, runner)
+    assert not view.local.visible
+    view.problem.value, view.gpu.value = "L1/01_softmax", "replay:h100"
+    view.forecaster.value = "local"
+    assert view.local.visible
+    fields = {w.css_classes[0]: w for w in view.local.objects if w.css_classes}
+    fields["wb-local-model"].value = str(model)
+    fields["wb-local-gguf"].value = "m.gguf"
+    fields["wb-local-adapter"].value = str(adapter)
+    spec = view.form.spec(view.chosen_problem())
+    assert (spec.forecaster.name, spec.forecaster.model, spec.forecaster.gguf_file, spec.forecaster.adapter,
+            spec.forecaster.device) == ("local", str(model), "m.gguf", str(adapter), "cpu")
+    assert SearchSpec.from_dict(spec.to_dict()) == spec
+    hostile = str(tmp_path / "<script>alert(1)</script>")
+    fields["wb-local-adapter"].value = hostile
+    view._start()
+    assert runner.phase == "idle" and "cannot start" in view.status.object
+    assert "the adapter directory" in view.status.object and "<script>" not in view.status.object
+    assert "&lt;script&gt;" in view.status.object  # shown, escaped
+    fields["wb-local-adapter"].value = ""
+    fields["wb-local-model"].value = ""
+    view._start()
+    assert "needs a model" in view.status.object and runner.phase == "idle"
+    view.forecaster.value = "roofline"
+    assert not view.local.visible and view.form.spec("L1/01_softmax").forecaster.name == "roofline"

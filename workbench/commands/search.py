@@ -2,6 +2,7 @@
 
     workbench search --problem L1/01_softmax --gpu replay:h100 --method screen_topk \
         --budget 40 --forecaster learned --seed 0
+    workbench search --problem L1/01_softmax --forecaster local --adapter ADAPTER_DIR
     workbench search --resume SEARCH_ID ...same options...
     workbench search --list
 """
@@ -10,7 +11,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from workbench.commands.common import add_executor_options, add_llm_options, db_path, llm_endpoint, table
+from workbench.commands.common import (add_executor_options, add_llm_options, add_local_model_options, db_path,
+                                      llm_endpoint, local_forecaster_choice, table)
 from workbench.errors import ConfigError
 from workbench.spec import registry as reg
 from workbench.spec.target import FORMS_HELP
@@ -32,7 +34,8 @@ def register(sub) -> None:
     p.add_argument("--budget", type=int, default=D["budget"], help="GPU measurements allowed, seeds included")
     p.add_argument("--forecaster", choices=reg.forecaster_names("search"), default=D["forecaster"],
                    help="learned: fit on the database's measurements of other problems; roofline; "
-                   "llm: the server of --llm-base-url / --llm-model; none: only with measure_all")
+                   "llm: the server of --llm-base-url / --llm-model; local: a chat model run here "
+                   "(--local-model, --gguf-file, --adapter, --local-device); none: only with measure_all")
     p.add_argument("--forecaster-path", help="a saved LearnedForecaster to load instead of fitting one")
     p.add_argument("--cache-dir", help="where fitted learned forecasters are cached and reused (default "
                    "$WORKBENCH_CACHE_DIR, else ~/.cache/gpu-forecasters-workbench); the folder must be "
@@ -66,6 +69,7 @@ def register(sub) -> None:
     p.add_argument("--resume", metavar="SEARCH_ID", help="continue a stopped or crashed search")
     p.add_argument("--list", action="store_true", help="list the searches in the database")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_local_model_options(p)
     add_executor_options(p)
     add_llm_options(p)
     p.set_defaults(handler=_handle)
@@ -149,7 +153,7 @@ def spec_from_args(store, args):
     --gpu with --executor ray becomes a Ray target. Resuming without --no-adapt keeps the stored
     search's adapt setting (searches from before the option: off)."""
     from workbench.problems.registry import resolve
-    from workbench.spec import ForecasterChoice, MethodChoice, SearchSpec, Target
+    from workbench.spec import MethodChoice, SearchSpec, Target
 
     problem = resolve(getattr(args, "problem", None), problem_file=getattr(args, "problem_file", None),
                       store=store)
@@ -161,9 +165,9 @@ def spec_from_args(store, args):
     stored = store.get_search(args.resume) if getattr(args, "resume", None) else None
     if stored is not None and adapt:
         adapt = bool(stored.get("adapt_forecasts", False))
-    forecaster = ForecasterChoice(args.forecaster, path=getattr(args, "forecaster_path", None),
-                                  reference_time=getattr(args, "reference_time", D["reference_time"]),
-                                  adapt=adapt)
+    forecaster = local_forecaster_choice(args, path=getattr(args, "forecaster_path", None),
+                                         reference_time=getattr(args, "reference_time", D["reference_time"]),
+                                         adapt=adapt)
     return SearchSpec(problem.id, target=target, forecaster=forecaster, generator=args.generator,
                       method=MethodChoice(args.method, k=args.k, m=args.m), budget=args.budget, seed=args.seed,
                       max_seeds=args.max_seeds, selector=getattr(args, "selector", D["selector"]),

@@ -242,4 +242,8 @@ def _load_adapter(model: Any, adapter_path: str | Path) -> Any:
     if not (path / "adapter_config.json").is_file():
         raise ConfigError(f"{path} is not a PEFT adapter directory (no adapter_config.json); "
                           "pass the folder written by `model.save_pretrained(...)`")
-    return peft.PeftModel.from_pretrained(model, str(path))
+    try:
+        return peft.PeftModel.from_pretrained(model, str(path))
+    except (RuntimeError, ValueError, KeyError) as e:  # shapes or modules of another model
+        raise ConfigError(f"the adapter {path} does not fit this model ({type(e).__name__}: "
+                          f"{str(e)[:300]}); load it on the model it was trained from") from e

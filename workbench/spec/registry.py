@@ -7,7 +7,7 @@ this module; a test holds them to it. Order matters: it is the order choices are
 Forecasters are tagged by where they can be used:
   search    a search's surrogate (`SearchSpec.forecaster`; "none" = no forecaster, measure_all only)
   evaluate  scored by `workbench evaluate` (the controls random / climatology only there)
-  forecast  `workbench forecast` on one candidate ("local" = a model loaded with transformers)
+  forecast  `workbench forecast` on one candidate
   bench     the search benchmarks (fitted or analytic, no model server needed)
 """
 from __future__ import annotations
@@ -36,7 +36,8 @@ FORECASTERS: dict[str, Choice] = _choices(
      "features + gradient boosting, fitted on the database's measurements of other problems"),
     ("roofline", "search evaluate forecast bench", "analytic roofline estimate; nothing to fit"),
     ("llm", "search forecast", "a language model on an OpenAI-compatible server"),
-    ("local", "forecast", "a language model loaded locally with transformers"),
+    ("local", "search forecast", "a chat model run in this process with transformers, optionally "
+     "with a LoRA adapter (an RL-trained one)"),
     ("random", "evaluate", "control: seeded random order, uniform probabilities"),
     ("climatology", "evaluate", "control: the training folds' bin frequencies"),
     ("none", "search", "no forecaster: every child is measured (measure_all only)"),

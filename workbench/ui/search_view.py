@@ -103,6 +103,7 @@ class SearchView(pn.viewable.Viewer):
         self.problem, self.gpu, self.forecaster = w["problem"], w["gpu"], w["forecaster"]
         self.generator, self.method, self.budget = w["generator"], w["method"], w["budget"]
         self.llm = LLMSettingsPanel()
+        self.local = self.form.local_card()
         self.start_btn = pn.widgets.Button(label="Start", button_type="primary", css_classes=["wb-start"])
         self.pause_btn = pn.widgets.Button(label="Pause")
         self.resume_btn = pn.widgets.Button(label="Resume")
@@ -218,6 +219,6 @@ class SearchView(pn.viewable.Viewer):
     def __panel__(self):
         controls = pn.Column(self.problem, self.gpu, self.forecaster, self.generator, self.method, self.budget,
                              pn.Row(self.start_btn, self.pause_btn), pn.Row(self.resume_btn, self.stop_btn),
-                             self.llm, width=340)
+                             self.local, self.llm, width=340)
         return pn.Row(controls, pn.Column(self.status, self.chart, self.table, sizing_mode="stretch_width"),
                       sizing_mode="stretch_width")
