@@ -13,7 +13,6 @@ ROOT = Path(__file__).resolve().parents[1] / "workbench"
 
 #: Cycles that still pass through function-level imports (sorted module names).
 KNOWN_FUNCTION_LEVEL_CYCLES = {
-    ("workbench.execution.chunked", "workbench.execution.sandbox"),
     ("workbench.problems.cpu_sizes", "workbench.problems.loader"),
 }
 
