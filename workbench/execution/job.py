@@ -4,7 +4,7 @@ chunk worker for each candidate.
 
 A `WorkerJob` crosses the worker's job channel as a flat JSON object (`to_dict`); the worker
 reads it back with `from_dict` before any candidate code runs in that job. It carries
-settings only: what the worker reports is raw data that the executor judges (sandbox.judge).
+settings only: what the worker reports is raw data that the executor judges (verdict.judge).
 """
 from __future__ import annotations
 
