@@ -75,7 +75,9 @@ from workbench.execution.executors import CacheExecutor  # noqa: E402
 from workbench.landscape import LandscapeGenerator, load_protocol, read_landscapes  # noqa: E402
 from workbench.landscape.trust import calibration_pairs  # noqa: E402
 from workbench.problems import get_problem  # noqa: E402
+from workbench.records import Status  # noqa: E402
 from workbench.search import SearchRun, best_curve  # noqa: E402
+from workbench.search.events import Archived, Measured, Trusted, decode_all  # noqa: E402
 from workbench.search.methods import SkipCertificate, certify_skip, make_method  # noqa: E402
 from workbench.store import Store  # noqa: E402
 from workbench.spec.registry import DEFAULTS, forecaster_names  # noqa: E402
@@ -156,18 +158,18 @@ def certified_search(store, problem, executor, generator, forecaster, seed: int,
     while run.step():
         pass
     summary = run.summary()
-    events = store.events(run.search_id)
-    parent_of = {e["payload"]["entry"]["candidate_id"]: e["payload"]["entry"]["parent_id"] for e in events
-                 if e["kind"] == "archived" and e["payload"]["entry"]["kind"] == "trusted"}
+    events = decode_all(store.events(run.search_id))
+    parent_of = {e.entry.candidate_id: e.entry.parent_id for e in events
+                 if isinstance(e, Archived) and e.entry.kind == "trusted"}
     best, trusted, beat_parent, beat_best, measured = -math.inf, [], 0, 0, set()
     for e in events:
-        if e["kind"] == "measured":
-            x = e["payload"]["measurement"]
-            measured.add(x["candidate_id"])
-            if x["status"] == "ok" and x.get("speedup"):
-                best = max(best, x["speedup"])
-        elif e["kind"] == "trusted":
-            cid = e["payload"]["candidate_id"]
+        if isinstance(e, Measured):
+            x = e.measurement
+            measured.add(x.candidate_id)
+            if x.status is Status.OK and x.speedup:
+                best = max(best, x.speedup)
+        elif isinstance(e, Trusted):
+            cid = e.candidate_id
             child, parent = speed.get(cid, math.nan), speed.get(parent_of.get(cid) or "", math.nan)
             trusted.append(cid)
             if math.isfinite(child) and math.isfinite(parent) and child > parent * (1 + certificate.margin):

@@ -123,12 +123,6 @@ class Problem(_Record):
     def source_hash(self) -> str:
         return hashlib.sha256(self.source.encode()).hexdigest()[:16]
 
-    def load(self):
-        """Import the source and return a `workbench.problems.LoadedProblem`."""
-        from workbench.problems import load_source
-
-        return load_source(self.source, name=self.id)
-
 
 # --------------------------------------------------------------------------- candidates
 def normalise_source(source: str) -> str:

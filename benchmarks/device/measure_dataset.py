@@ -31,6 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from workbench.execution.chunked import run_chunk  # noqa: E402
 from workbench.execution.executors import probe_gpu  # noqa: E402
 from workbench.execution.hardware import roofline_floor_ms  # noqa: E402
+from workbench.execution.job import MeasureJob, MeasureOptions  # noqa: E402
 from workbench.problems import list_problems  # noqa: E402
 from workbench.zoo import zoo_candidates  # noqa: E402
 
@@ -191,10 +192,11 @@ def main() -> int:
             if time.time() - t_start > args.budget_s:
                 return
             p = problems[pid]
-            run_chunk(p, cs, hw, device="cuda", gpu_index=0, timeout_s=args.timeout_s,
-                      lock_path=os.path.join(lock_dir, "gpu0.lock"),
-                      roofline_floor_ms=roofline_floor_ms(key, p.flops, p.bytes_moved), options=options,
-                      on_result=on_result)
+            job = MeasureJob(p, hw, device="cuda", gpu_index=0, timeout_s=args.timeout_s,
+                             lock_path=os.path.join(lock_dir, "gpu0.lock"),
+                             roofline_floor_ms=roofline_floor_ms(key, p.flops, p.bytes_moved),
+                             options=MeasureOptions.from_dict(options))
+            run_chunk(job, cs, on_result=on_result)
 
         with ThreadPoolExecutor(args.workers) as ex:
             list(ex.map(work, chunks))

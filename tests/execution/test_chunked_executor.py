@@ -10,7 +10,7 @@ from exec_fixtures import CPU_OPTIONS, load_fixtures
 from workbench.execution import executors
 from workbench.execution.executors import ChunkedExecutor
 from workbench.execution.hardware import cpu_hardware
-from workbench.execution.sandbox import PhaseBudget
+from workbench.execution.verdict import PhaseBudget
 from workbench.records import Candidate, Status
 
 FAULTS = {f.name: f for f in load_fixtures("faults")}

@@ -13,6 +13,7 @@ from workbench.errors import ConfigError
 from workbench.execution import compile_cache
 from workbench.execution.executors import CacheExecutor, CPUExecutor
 from workbench.execution.hardware import cpu_hardware
+from workbench.execution.job import MeasureJob, MeasureOptions
 from workbench.execution.sandbox import run_in_sandbox
 from workbench.records import Candidate, Hardware, Measurement, Status
 
@@ -51,15 +52,17 @@ def test_timing_phase_has_its_own_budget(tmp_path):
         "        ModelNew.calls += 1\n"
         "        while ModelNew.calls > 11:\n            pass\n")
     c = Candidate.from_source(SOFTMAX.problem.id, src)
-    m = run_in_sandbox(SOFTMAX.problem, c, cpu_hardware(), device="cpu", timeout_s=60, run_timeout_s=3,
-                       options={"seeds": [0, 1], **CPU_OPTIONS}, cache_root=tmp_path)
+    job = MeasureJob(SOFTMAX.problem, cpu_hardware(), device="cpu", timeout_s=60, run_timeout_s=3,
+                     cache_root=tmp_path, options=MeasureOptions.from_dict({"seeds": [0, 1], **CPU_OPTIONS}))
+    m = run_in_sandbox(job, c)
     assert m.status is Status.TIMEOUT, m.reason
     assert "timing took longer than 3 s" in m.reason
 
 
 def test_roofline_floor_flags_a_too_fast_candidate(tmp_path):
-    m = run_in_sandbox(SOFTMAX.problem, SOFTMAX.candidate, cpu_hardware(), device="cpu", timeout_s=60,
-                       roofline_floor_ms=1e6, options=CPU_OPTIONS, cache_root=tmp_path)
+    job = MeasureJob(SOFTMAX.problem, cpu_hardware(), device="cpu", timeout_s=60, roofline_floor_ms=1e6,
+                     cache_root=tmp_path, options=MeasureOptions.from_dict(CPU_OPTIONS))
+    m = run_in_sandbox(job, SOFTMAX.candidate)
     assert m.status is Status.CHEAT_SUSPECTED and "roofline" in m.reason
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from workbench.execution import contain, protocol, reference, tensorfile
-from workbench.execution.sandbox import judge
+from workbench.execution.verdict import judge
 
 
 def test_frames_round_trip_and_split_reads():
@@ -143,12 +143,14 @@ def test_a_worker_that_cannot_start_costs_one_candidate_each_and_never_loops(tmp
     from exec_fixtures import CPU_OPTIONS, load_fixtures
     from workbench.execution.chunked import run_chunk
     from workbench.execution.hardware import cpu_hardware
+    from workbench.execution.job import MeasureJob, MeasureOptions
     from workbench.records import Candidate, Status
 
     f = next(x for x in load_fixtures("honest") if x.name == "relu_where")
     cands = [Candidate.from_source(f.problem.id, f.candidate.source + f"\n_V = {i}\n") for i in range(2)]
-    ms = run_chunk(f.problem, cands, cpu_hardware(), device="cpu", timeout_s=30, options=CPU_OPTIONS,
-                   cache_root=tmp_path, cpu_mem_bytes=30 * 2**20)
+    job = MeasureJob(f.problem, cpu_hardware(), device="cpu", timeout_s=30, cache_root=tmp_path,
+                     cpu_mem_bytes=30 * 2**20, options=MeasureOptions.from_dict(CPU_OPTIONS))
+    ms = run_chunk(job, cands)
     assert [m.status for m in ms] == [Status.CRASHED, Status.CRASHED]
     assert all("before taking a job" in m.reason for m in ms)
 

@@ -15,6 +15,7 @@ from workbench.errors import ConfigError
 from workbench.execution.executors import CacheExecutor
 from workbench.search import (METHODS, Archive, LLMGenerator, MutationGenerator, ReplayGenerator, SearchRun,
                               ZooGenerator, make_method)
+from workbench.search.events import decode_all
 from workbench.search.selection import IslandSelector
 from workbench.store import Store
 
@@ -83,7 +84,7 @@ def test_same_seed_same_archive_other_seed_differs(tmp_path, replay, method):
 def test_archive_rebuilt_from_events_matches_live(store, replay):
     run = _run(store, replay, "selective", budget=12, selector=IslandSelector(n_islands=2))
     run.run()
-    rebuilt = Archive.from_events(store.events(run.search_id))
+    rebuilt = Archive.from_events(decode_all(store.events(run.search_id)))
     assert rebuilt.signature() == run.archive.signature()
 
 
@@ -129,12 +130,12 @@ def test_crash_anywhere_then_resume_ends_with_same_archive(tmp_path, replay, met
         assert summary["best_speedup"] == ref_summary["best_speedup"]
         kinds = [e["kind"] for e in events]
         assert kinds.count("measured") == 12  # nothing measured twice, nothing lost
-        assert Archive.from_events(events).signature() == ref.archive.signature()
+        assert Archive.from_events(decode_all(events)).signature() == ref.archive.signature()
 
 
 def test_stop_then_resume(store, replay):
     run = _run(store, replay, "screen_topk", budget=12, seed=2)
-    run.on_event = lambda kind, p: run.stop() if kind == "measured" and run.used == 5 else None
+    run.on_event = lambda e: run.stop() if e.kind == "measured" and run.used == 5 else None
     s = run.run()
     assert not s["finished"] and store.get_search(run.search_id)["state"] == "stopped"
     resumed = _run(store, replay, "screen_topk", budget=12, seed=2).resume(run.search_id)
@@ -496,7 +497,7 @@ def test_trusted_candidates_are_measured_when_the_generator_runs_dry(store, budg
              if e["kind"] == "archived" and e["payload"]["entry"]["kind"] == "trusted"}
     for cid in measured_ids:
         assert run.archive[cid].kind == "measured" and run.archive[cid].parent_id == by_id[cid]["parent_id"]
-    assert Archive.from_events(events).signature() == run.archive.signature()
+    assert Archive.from_events(decode_all(events)).signature() == run.archive.signature()
 
 
 def test_crash_in_the_deferred_step_then_resume_ends_with_same_archive(tmp_path):

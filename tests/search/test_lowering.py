@@ -10,7 +10,7 @@ import pytest
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 from workbench.execution.executors import CPUExecutor  # noqa: E402
-from workbench.problems import load_dir, load_file  # noqa: E402
+from workbench.problems import load_dir, load_file, load_source  # noqa: E402
 from workbench.search.generators import ZooGenerator  # noqa: E402
 from workbench.search.lowering import lower, lowered_seeds  # noqa: E402
 
@@ -102,6 +102,6 @@ def test_in_place_ops_whose_input_is_read_again_stay_in_pytorch(tmp_path):
     mod = types.ModuleType("cand")
     exec(compile(src, "cand", "exec"), mod.__dict__)
     x = torch.randn(8, 16)
-    want, got = p.load().Model()(x.clone()), mod.ModelNew()(x.clone())
+    want, got = load_source(p.source, name=p.id).Model()(x.clone()), mod.ModelNew()(x.clone())
     for a, b in zip(want, got):
         torch.testing.assert_close(a, b)

@@ -19,6 +19,7 @@ from test_loop import _method
 from workbench.errors import ConfigError
 from workbench.execution.executors import CacheExecutor
 from workbench.search import METHODS, Archive, ReplayGenerator, SearchRun
+from workbench.search.events import decode_all
 from workbench.search.pipeline import in_flight_setting, parse_in_flight
 from workbench.store import Store
 
@@ -185,7 +186,7 @@ def test_same_settings_same_events_with_the_replay_executor(tmp_path, pool):
             run.run()
             events = st.events(run.search_id)
             runs.append((run.archive.signature(), [(e["kind"], _decisions(e["payload"])) for e in events]))
-            assert Archive.from_events(events).signature() == run.archive.signature()
+            assert Archive.from_events(decode_all(events)).signature() == run.archive.signature()
     assert runs[0] == runs[1]
 
 
@@ -227,7 +228,7 @@ def test_crash_anywhere_then_resume_ends_with_same_archive(tmp_path, pool, metho
             resumed.run()
             events = st.events(sid)
         assert resumed.archive.signature() == ref.archive.signature(), f"crash at event {at}"
-        assert Archive.from_events(events).signature() == ref.archive.signature()
+        assert Archive.from_events(decode_all(events)).signature() == ref.archive.signature()
         handed = before + resumed.executor.submitted
         assert len(handed) == len(set(handed)) and len(_measured(events)) == 12  # nothing measured twice
 
@@ -247,8 +248,8 @@ def test_resume_mid_pipeline_records_what_was_in_flight_and_measures_nothing_twi
     with Store(path) as st:
         run = _run(st, pool, budget=14, ex=ex)
 
-        def die(kind, payload):
-            if kind == dies_at and run.used >= 6:
+        def die(event):
+            if event.kind == dies_at and run.used >= 6:
                 raise _Crash()
         run.on_event = die
         with pytest.raises(_Crash):
@@ -276,7 +277,7 @@ def test_resume_mid_pipeline_records_what_was_in_flight_and_measures_nothing_twi
 def test_stop_waits_for_the_candidates_in_flight_then_resumes(store, pool):
     ex = TimedPool(pool[2], workers=4, seconds=_jitter)
     run = _run(store, pool, budget=14, ex=ex)
-    run.on_event = lambda kind, p: run.stop() if kind == "measured" and run.used == 5 else None
+    run.on_event = lambda e: run.stop() if e.kind == "measured" and run.used == 5 else None
     s = run.run()
     assert not s["finished"] and store.get_search(run.search_id)["state"] == "stopped"
     events = store.events(run.search_id)

@@ -13,9 +13,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import panel as pn
 import pytest
-from inspector_fixtures import PROBLEM, make_two_gpu_store, own_line
+from inspector_fixtures import PROBLEM, own_line
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR
 
@@ -26,31 +25,6 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason="Debian chromium not installed (`make browser`)"),
     pytest.mark.skipif(not (DEFAULT_SHIPPED_DIR / "kernels.parquet").exists(), reason="no shipped data"),
 ]
-
-
-@pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    pytest.importorskip("playwright")
-    from panel.tests.util import serve_component
-    from playwright.sync_api import sync_playwright
-
-    from workbench import app
-
-    store = make_two_gpu_store(tmp_path_factory.mktemp("insp") / "db.sqlite")
-    pn.state.cache.clear()
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            pg = browser.new_page(viewport={"width": 1500, "height": 1100})
-            pg.set_default_timeout(60_000)
-            serve_component(pg, lambda: app.build(store), address="127.0.0.1")
-            pg.wait_for_selector("text=REPLAY MODE", timeout=120_000)
-            yield pg
-            browser.close()
-    finally:
-        pn.state.kill_all_servers()
-        pn.state.cache.clear()
 
 
 def expect(locator):

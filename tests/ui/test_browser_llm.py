@@ -13,9 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import panel as pn
 import pytest
-from inspector_fixtures import make_two_gpu_store
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR
 
@@ -29,29 +27,8 @@ pytestmark = [
 ]
 
 
-@pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    pytest.importorskip("playwright")
-    from panel.tests.util import serve_component
-    from playwright.sync_api import sync_playwright
-
-    from workbench import app
-
-    store = make_two_gpu_store(tmp_path_factory.mktemp("llm") / "db.sqlite")
-    pn.state.cache.clear()
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
-            pg = browser.new_page(viewport={"width": 1500, "height": 1200})
-            pg.set_default_timeout(60_000)
-            serve_component(pg, lambda: app.build(store), address="127.0.0.1")
-            pg.wait_for_selector("text=REPLAY MODE", timeout=120_000)
-            yield pg
-            browser.close()
-    finally:
-        pn.state.kill_all_servers()
-        pn.state.cache.clear()
+#: Page height in pixels for the shared `page` fixture (tests/ui/conftest.py).
+VIEWPORT_HEIGHT = 1200
 
 
 def expect(locator):

@@ -125,12 +125,9 @@ def test_search_view_rows_show_the_speedup_over_torch_compile():
     from workbench.ui.runner import candidate_rows
     from workbench.ui.search_view import COLUMNS
 
-    def gen(cid, pid):
-        return {"kind": "generated", "payload": {"candidate": {"id": cid, "problem_id": pid, "origin": "zoo"}}}
-
-    a, b, c, d = (Candidate(id=i, problem_id=p, source="") for i, p in
+    a, b, c, d = (Candidate(id=i, problem_id=p, source="", origin="zoo") for i, p in
                   (("a", SOFTMAX), ("b", SOFTMAX), ("c", GEMM), ("d", SOFTMAX)))
-    events = [gen("a", SOFTMAX), gen("b", SOFTMAX), gen("c", GEMM), gen("d", SOFTMAX)]
+    events = [{"kind": "generated", "payload": {"candidate": x.to_dict()}} for x in (a, b, c, d)]
     events += [{"kind": "measured", "payload": {"measurement": m.to_dict()}} for m in (
         _measurement(a, "h100", 2.0), _measurement(b, "h100", None, Status.INCORRECT),
         _measurement(c, "h100", 3.0), _measurement(d, "h200", 1.5))]

@@ -6,6 +6,7 @@ import pytest
 
 from workbench.llm.errors import LLMConfigError
 from workbench.problems import list_problems
+from workbench.records import Candidate, Forecast
 from workbench.store import Store
 from workbench.ui.llm_settings import LLMSettings, LLMSettingsPanel
 from workbench.ui.runner import SearchRunner
@@ -63,16 +64,17 @@ def test_llm_choices_need_settings_and_a_reachable_server(store, free_port):
 
 
 def test_llm_line_sums_model_work_and_shows_the_last_failure():
+    a, b = (Candidate.from_source("L1/p", f"x = {i}\n", origin="llm") for i in range(2))
+    forecast = Forecast(forecaster="llm", candidate_id=a.id, problem_id="L1/p", hardware_key="h100",
+                        probabilities=(1 / 8,) * 8, prompt_tokens=50, completion_tokens=10, seconds=1.5)
+    shared = {"prompt_tokens": 100, "completion_tokens": 20, "seconds": 2.0, "shared_by": 2}
     events = [
-        {"kind": "generated", "payload": {"candidate": {"id": "a"}, "generation": {
-            "prompt_tokens": 100, "completion_tokens": 20, "seconds": 2.0, "shared_by": 2}}},
-        {"kind": "generated", "payload": {"candidate": {"id": "b"}, "generation": {
-            "prompt_tokens": 100, "completion_tokens": 20, "seconds": 2.0, "shared_by": 2}}},
-        {"kind": "forecast", "payload": {"forecast": {"prompt_tokens": 50, "completion_tokens": 10,
-                                                      "seconds": 1.5}}},
+        {"kind": "generated", "payload": {"candidate": a.to_dict(), "generation": shared}},
+        {"kind": "generated", "payload": {"candidate": b.to_dict(), "generation": shared}},
+        {"kind": "forecast", "payload": {"forecast": forecast.to_dict()}},
         {"kind": "failed_generation", "payload": {"reason": "chat call failed: <b>down</b>"}},
     ]
     line = llm_line(events)
     assert "2 children written, 1 forecasts, 180 tokens, 3.5 s" in line
     assert "1 failed generations" in line and "&lt;b&gt;down" in line
-    assert llm_line([{"kind": "generated", "payload": {"candidate": {"id": "a"}}}]) == ""
+    assert llm_line([{"kind": "generated", "payload": {"candidate": a.to_dict()}}]) == ""

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench.calibration import metrics, plots
-from workbench.evaluate.crossval import METRIC_KEYS, EvaluationResult
+from workbench.evaluate.result import METRIC_KEYS, EvaluationResult
 
 _HEADERS = {"top10_recovery_median": "top10", "accuracy": "acc", "off_by_one": "±1",
             "ece": "ECE", "brier": "Brier", "crps": "CRPS", "nll": "NLL", "aurc": "AURC",

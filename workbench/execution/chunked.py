@@ -43,7 +43,8 @@ from typing import Sequence
 
 from workbench.execution import contain, protocol, reference
 from workbench.execution.compile_cache import cache_env
-from workbench.execution.sandbox import PhaseBudget, exit_reason, judge, result_to_measurement
+from workbench.execution.job import MeasureJob, WorkerJob
+from workbench.execution.verdict import PhaseBudget, exit_reason, judge, result_to_measurement
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
 LOG_TAIL_CHARS = 6000
@@ -77,8 +78,9 @@ def _worker_main() -> None:
         if msg is None or msg.get("type") != "job":
             protocol.send(chan, {"type": "bye"})
             break
-        job, jid = msg["job"], msg["job_id"]
-        cid = job["candidate"]["id"]
+        jid = msg["job_id"]
+        job = WorkerJob.from_dict(msg["job"])
+        cid = job.candidate_id
         print(f"=== candidate {cid} ===", flush=True)
         t0 = time.time()
         try:
@@ -154,27 +156,19 @@ def _log_start(path: Path) -> int:
         return 0
 
 
-def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardware, *, device: str = "cuda",
-              gpu_index: int | None = None, timeout_s: float = 120.0, lock_path: str | None = None,
-              roofline_floor_ms: float | None = None, options: dict | None = None,
-              cache_root: str | Path | None = None, on_result=None, run_timeout_s: float | None = None,
-              max_wait_s: float = 3600.0, on_raw=None, respawn: bool = True,
-              cpu_mem_bytes: int | None = None) -> list[Measurement]:
-    """Measure `candidates` (one problem, distinct ids) in as few worker processes as their
-    behaviour allows.
+def run_chunk(job: MeasureJob, candidates: Sequence[Candidate], *, on_result=None, on_raw=None,
+              respawn: bool = True) -> list[Measurement]:
+    """Measure `candidates` (of `job.problem`, distinct ids) in as few worker processes as
+    their behaviour allows.
 
-    Returns one Measurement per candidate, in input order. Budgets per candidate, in seconds:
-    `timeout_s` for starting/compiling/checking (CUDA C++ candidates get three times as long),
-    `run_timeout_s` for its timed regions (None: they count against `timeout_s`), `max_wait_s`
-    in all; time spent waiting for the GPU's lock counts against none but `max_wait_s`.
-    `on_result(measurement)` is called as each one is known; `on_raw(candidate, result)` with
-    the judged result dict (e.g. the `repeats` of `timing_repeats`), when there is one.
-    `options["worker_cpus"]`, when set, is the CPU affinity of the worker process;
-    `cpu_mem_bytes` its RLIMIT_AS (CPU runs only: it breaks CUDA).
+    Returns one Measurement per candidate, in input order; budgets and settings are the job's
+    (MeasureJob). `on_result(measurement)` is called as each one is known;
+    `on_raw(candidate, result)` with the judged result dict (e.g. the `repeats` of
+    `timing_repeats`), when there is one.
     `respawn=False`: return once the first worker process has ended, with Measurements only for
     the candidates it finished or was on (a caller's queue can then spread the rest).
     """
-    options = dict(options or {})
+    problem, hardware, device = job.problem, job.hardware, job.device
     pending = list({c.id: c for c in candidates}.values())  # a repeated id is measured once
     done: dict[str, Measurement] = {}
 
@@ -196,22 +190,20 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
         # One intra-op thread: on a few shared cores, torch's thread pool makes a small
         # reference's wall time depend on what the neighbours do (milliseconds for microseconds).
         base_env.update(TRITON_INTERPRET="1", CUDA_VISIBLE_DEVICES="", OMP_NUM_THREADS="1")
-    elif gpu_index is not None:
-        base_env["CUDA_VISIBLE_DEVICES"] = str(gpu_index)
-    spec = reference.spec_for(problem.to_dict(), device, options, lock_path)
+    elif job.gpu_index is not None:
+        base_env["CUDA_VISIBLE_DEVICES"] = str(job.gpu_index)
+    spec = reference.spec_for(problem.to_dict(), device, job.options.to_dict(), job.lock_path)
     spec["gpu"] = base_env.get("CUDA_VISIBLE_DEVICES", "")
     abi = contain.landlock_abi()
     if not pending:
         return [done[c.id] for c in candidates if c.id in done]
     ref_key, ref_future = reference.STORE.get(spec, contain.minimal_env(base_env, tempfile.gettempdir()),
-                                              max(120.0, 3 * timeout_s), check_hashes=abi < 1)
+                                              max(120.0, 3 * job.timeout_s), check_hashes=abi < 1)
     try:
         while pending:
             with tempfile.TemporaryDirectory(prefix="wb_chunk_") as tmp:
-                _one_worker(Path(tmp), problem, pending, hardware, device, base_env, abi, ref_future, record,
-                            ref_key=ref_key, timeout_s=timeout_s, run_timeout_s=run_timeout_s, max_wait_s=max_wait_s,
-                            lock_path=lock_path, floor_ms=roofline_floor_ms, options=options, cache_root=cache_root,
-                            on_raw=on_raw, cpu_mem_bytes=cpu_mem_bytes)
+                _one_worker(Path(tmp), job, pending, base_env, abi, ref_future, record, ref_key=ref_key,
+                            on_raw=on_raw)
             pending = [c for c in pending if c.id not in done]
             if not respawn:
                 break
@@ -220,15 +212,14 @@ def run_chunk(problem: Problem, candidates: Sequence[Candidate], hardware: Hardw
     return [done[c.id] for c in candidates if c.id in done]
 
 
-def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware: Hardware, device: str,
-                base_env: dict, abi: int, ref_future, record, *, ref_key: str, timeout_s: float, run_timeout_s: float | None,
-                max_wait_s: float, lock_path: str | None, floor_ms: float | None, options: dict,
-                cache_root, on_raw, cpu_mem_bytes: int | None) -> None:
+def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env: dict, abi: int, ref_future,
+                record, *, ref_key: str, on_raw) -> None:
     """One worker process over `pending` (in order) until it ends; records what it finished
     and the candidate it was on when it died or overran a budget."""
+    problem, hardware, device, lock_path = job.problem, job.hardware, job.device, job.lock_path
     log_path = work / "log.txt"
     first_cuda = next((c for c in pending if c.backend == "cuda"), None)
-    build = cache_env(first_cuda or pending[0], hardware, cache_root)
+    build = cache_env(first_cuda or pending[0], hardware, job.cache_root)
     writable = [str(work)] + [d for d in build.values()]
     if lock_path:
         writable.append(os.path.dirname(lock_path))
@@ -239,7 +230,7 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
     job_r, job_w = os.pipe()
     res_r, res_w = os.pipe()
     argv = contain.supervisor_argv([sys.executable, "-m", "workbench.execution.chunked"], ruleset_fd,
-                                   FILE_SIZE_LIMIT, cpu_mem_bytes, options.get("worker_cpus"), channel_fd=res_w)
+                                   FILE_SIZE_LIMIT, job.cpu_mem_bytes, job.options.worker_cpus, channel_fd=res_w)
     try:
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(argv, stdin=job_r, stdout=log, stderr=subprocess.STDOUT, cwd=str(work),
@@ -266,7 +257,7 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
         out_dir = work / cand.id / "out"
         try:
             ref = ref_future.result() if res.get("status") == "ok" else None
-            final = judge(res, out_dir, ref, device, floor_ms, retime=lambda: reference.STORE.retime(ref_key))
+            final = judge(res, out_dir, ref, device, job.roofline_floor_ms, retime=lambda: reference.STORE.retime(ref_key))
         except reference.ReferenceFailed as e:
             final = {"status": "runtime_error", "reason": str(e)}
         except Exception as e:  # noqa: BLE001 - an executor bug must still yield a record
@@ -293,12 +284,9 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
         jid = secrets.token_hex(16)
         cdir = work / current.id
         (cdir / "out").mkdir(parents=True, exist_ok=True)
-        job = {"problem": problem.to_dict(), "candidate": current.to_dict(), "device": device,
-               "workdir": str(cdir), "out_dir": str(cdir / "out"), "lock_path": lock_path, **options}
-        protocol.send(job_w, {"type": "job", "job_id": jid, "job": job})
+        protocol.send(job_w, {"type": "job", "job_id": jid, "job": job.for_candidate(current, cdir).to_dict()})
         started = time.monotonic()
-        budget = PhaseBudget(timeout_s * (3 if current.backend == "cuda" else 1), run_timeout_s, started,
-                             lock_path=lock_path)
+        budget = PhaseBudget(job.compile_budget_s(current), job.run_timeout_s, started, lock_path=lock_path)
         return True
 
     try:
@@ -347,8 +335,8 @@ def _one_worker(work: Path, problem: Problem, pending: list[Candidate], hardware
                 break
             if current is not None and held is None and budget is not None:
                 why = budget.poll()
-                if why is None and time.monotonic() - started > max_wait_s:
-                    why = f"no result within {max_wait_s:.0f} s (including waiting for the GPU)"
+                if why is None and time.monotonic() - started > job.max_wait_s:
+                    why = f"no result within {job.max_wait_s:.0f} s (including waiting for the GPU)"
                 if why:
                     ended_why = (Status.TIMEOUT, f"{why}; worker killed")
                     break

@@ -22,6 +22,7 @@ from workbench.errors import ConfigError
 from workbench.execution.base import Executor, done_future
 from workbench.execution.chunked import run_chunk
 from workbench.execution.hardware import cpu_hardware, roofline_floor_ms
+from workbench.execution.job import MeasureJob, MeasureOptions
 from workbench.execution.sandbox import run_in_sandbox
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
@@ -174,6 +175,7 @@ class ChunkedExecutor(Executor):
         self.hardware_by_gpu = hardware_by_gpu or {g: hardware for g in self.gpus}
         self._timeout_s, self._run_timeout_s = timeout_s, run_timeout_s
         self._options = dict(options or {})
+        MeasureOptions.from_dict(self._options)  # an unknown option is refused here, not in a worker
         self._cache_root = cache_root
         self._on_raw = on_raw
         self._max_chunk, self._coalesce_s = max_chunk, coalesce_s
@@ -267,8 +269,8 @@ class ChunkedExecutor(Executor):
                     self._active[gpu] -= 1
 
     # ----------------------------------------------------------------- measuring
-    def _options_for(self, gpu: int | None, retry: bool) -> dict:
-        return dict(self._options)
+    def _options_for(self, gpu: int | None, retry: bool) -> MeasureOptions:
+        return MeasureOptions.from_dict(self._options)
 
     def _wants_retry(self, m: Measurement, gpu: int | None) -> bool:
         return False
@@ -291,13 +293,14 @@ class ChunkedExecutor(Executor):
             _resolve(it.future, m)
 
         try:
-            run_chunk(problem, [it.candidate for it in items], hw, device=self.device, gpu_index=gpu,
-                      timeout_s=self._timeout_s, run_timeout_s=self._run_timeout_s,
-                      lock_path=os.path.join(self._lock_dir, f"gpu{gpu}.lock") if self._lock_dir else None,
-                      roofline_floor_ms=(roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved)
-                                         if self.device != "cpu" else None),
-                      options=self._options_for(gpu, retry), cache_root=self._cache_root, on_result=on_result,
-                      on_raw=self._on_raw, respawn=False)
+            job = MeasureJob(problem, hw, device=self.device, gpu_index=gpu, timeout_s=self._timeout_s,
+                             run_timeout_s=self._run_timeout_s,
+                             lock_path=os.path.join(self._lock_dir, f"gpu{gpu}.lock") if self._lock_dir else None,
+                             roofline_floor_ms=(roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved)
+                                                if self.device != "cpu" else None),
+                             cache_root=self._cache_root, options=self._options_for(gpu, retry))
+            run_chunk(job, [it.candidate for it in items], on_result=on_result, on_raw=self._on_raw,
+                      respawn=False)
         except Exception as e:  # noqa: BLE001 - an executor bug must still yield a record per candidate
             why = f"executor error: {type(e).__name__}: {e}"
         else:
@@ -393,10 +396,10 @@ class LocalGPUExecutor(ChunkedExecutor):
                          max_chunk=max_chunk, timeout_s=timeout_s, run_timeout_s=run_timeout_s,
                          options=options, cache_root=cache_root, hardware_by_gpu=hardware_by_gpu, on_raw=on_raw)
 
-    def _options_for(self, gpu: int | None, retry: bool) -> dict:
-        return {"gpu_memory_fraction": 0.9 if retry else self._memory_fraction,
-                "timing_cpus": self._timing_cpus.get(gpu), "worker_cpus": self._worker_cpus or None,
-                **self._options}
+    def _options_for(self, gpu: int | None, retry: bool) -> MeasureOptions:
+        return MeasureOptions.from_dict({"gpu_memory_fraction": 0.9 if retry else self._memory_fraction,
+                                         "timing_cpus": self._timing_cpus.get(gpu),
+                                         "worker_cpus": self._worker_cpus or None, **self._options})
 
     def _wants_retry(self, m: Measurement, gpu: int | None) -> bool:
         return _retry_after_oom(m, self.hardware_by_gpu[gpu].memory_mib)
@@ -418,15 +421,16 @@ class CPUExecutor(_PoolExecutor):
         self.hardware = cpu_hardware()
         self._timeout_s = timeout_s
         self._mem = cpu_mem_bytes
-        self._options = {"seeds": [0, 1], **(options or {})}
+        self._options = MeasureOptions.from_dict({"seeds": [0, 1], **(options or {})})
         self._cache_root = cache_root
 
     def _measure_one(self, problem: Problem, candidate: Candidate) -> Measurement:
         if candidate.backend == "cuda":
             return _cuda_on_cpu(problem, candidate, self.hardware)
-        return run_in_sandbox(problem, candidate, self.hardware, device="cpu", timeout_s=self._timeout_s,
-                              run_timeout_s=self._run_timeout_s,
-                              cpu_mem_bytes=self._mem, options=self._options, cache_root=self._cache_root)
+        job = MeasureJob(problem, self.hardware, device="cpu", timeout_s=self._timeout_s,
+                         run_timeout_s=self._run_timeout_s, cpu_mem_bytes=self._mem, cache_root=self._cache_root,
+                         options=self._options)
+        return run_in_sandbox(job, candidate)
 
 
 class CacheExecutor(Executor):

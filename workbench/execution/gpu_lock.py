@@ -28,7 +28,7 @@ import contextlib
 import fcntl
 from typing import Callable, Iterator
 
-#: Phase names reported to the parent over the worker's channel (see sandbox.PhaseBudget): waiting for the GPU has no
+#: Phase names reported to the parent over the worker's channel (see verdict.PhaseBudget): waiting for the GPU has no
 #: time budget; "checking" counts against the compile/correctness budget; "timing" against
 #: the timing budget.
 WAITING, CHECKING, TIMING = "wait-gpu", "checking", "timing"

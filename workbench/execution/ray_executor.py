@@ -46,6 +46,7 @@ from workbench.execution.base import Executor
 from workbench.execution.chunked import run_chunk
 from workbench.execution.executors import probe_gpu
 from workbench.execution.hardware import cpu_hardware, roofline_floor_ms
+from workbench.execution.job import MeasureJob, MeasureOptions
 from workbench.execution.sandbox import run_in_sandbox
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
@@ -144,17 +145,17 @@ def _measure_task(problem_d: dict, candidate_ds: list[dict], config: dict) -> di
         lock_dir.mkdir(exist_ok=True)
         lock_path = str(lock_dir / f"gpu{gpu}.lock")
         floor = roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved)
-    common = dict(device=config["device"], lock_path=lock_path, roofline_floor_ms=floor, options=opts,
-                  cache_root=cache_root)
+    job = MeasureJob(problem, hw, device=config["device"], timeout_s=config["timeout_s"],
+                     run_timeout_s=config["run_timeout_s"], lock_path=lock_path, roofline_floor_ms=floor,
+                     cache_root=cache_root, options=MeasureOptions.from_dict(opts))
 
     def one_process(part: list[Candidate]) -> list[Measurement]:
         if len(part) == 1:
             c = part[0]
-            return [run_in_sandbox(problem, c, hw, timeout_s=config["timeout_s"] * (2 if c.backend == "cuda" else 1),
-                                   run_timeout_s=config["run_timeout_s"], **common,
-                                   cpu_mem_bytes=config["cpu_mem_bytes"] if config["device"] == "cpu" else None)]
-        return run_chunk(problem, part, hw, timeout_s=config["timeout_s"], run_timeout_s=config["run_timeout_s"],
-                         **common)
+            return [run_in_sandbox(job.replace(
+                timeout_s=config["timeout_s"] * (2 if c.backend == "cuda" else 1),
+                cpu_mem_bytes=config["cpu_mem_bytes"] if config["device"] == "cpu" else None), c)]
+        return run_chunk(job, part)
 
     todo = [c for c in cands if c.id not in out]
     parts = [p for p in (todo[i::config["workers"]] for i in range(config["workers"])) if p]
@@ -223,6 +224,7 @@ class RayExecutor(Executor):
                         "timeout_s": float(timeout_s), "run_timeout_s": float(run_timeout_s),
                         "cpu_mem_bytes": int(cpu_mem_bytes), "options": {**base, **(options or {})},
                         "cache_root": str(cache_root) if cache_root else None}
+        MeasureOptions.from_dict(self._config["options"])  # an unknown option is refused here, not on a node
         self._task_options = {"num_cpus": 1, "num_gpus": 1 if device == "cuda" else 0,
                               "max_retries": max_retries, "retry_exceptions": False}
         self._remote = ray.remote(_measure_task)

@@ -3,7 +3,7 @@
 The job arrives over the worker's job channel; `run_job` returns raw data (the candidate's
 outputs at each check point and at randomly kept timed runs, written to the job's output
 directory, and its timing samples) or raises Verdict for what this process finds wrong
-itself. The verdict of ok is the executor's (sandbox.judge), never this process's: the
+itself. The verdict of ok is the executor's (verdict.judge), never this process's: the
 candidate's code runs here and could patch anything in it.
 
 Sequence: static guards -> import the candidate from a real file (Triton needs source) ->
@@ -28,6 +28,7 @@ from typing import Any
 
 from workbench.execution import correctness, guards
 from workbench.execution.gpu_lock import GpuLock
+from workbench.execution.job import MeasureOptions, WorkerJob
 from workbench.problems import load_source
 
 
@@ -360,7 +361,7 @@ class _TimedSampler:
                 self.kept[j] = (idx, _clone(out))
 
 
-def run_job(job: dict, on_phase=None) -> dict:
+def run_job(job: WorkerJob, on_phase=None) -> dict:
     """Check and time one candidate; return its raw data (never a verdict of ok).
 
     Raises Verdict for what this process finds wrong itself. Otherwise returns {"status": "ok",
@@ -369,11 +370,12 @@ def run_job(job: dict, on_phase=None) -> dict:
     reference process's and computes the times from the samples. `on_phase(name)` is told when
     the job waits for the GPU, checks and times (gpu_lock phases).
     """
-    problem = job["problem"]
-    cand = job["candidate"]
-    device = job.get("device", "cuda")
-    workdir = Path(job["workdir"])
-    ship = _Shipper(job.get("out_dir"))
+    problem = job.problem
+    cand = job.candidate
+    opts = job.options
+    device = job.device
+    workdir = Path(job.workdir)
+    ship = _Shipper(job.out_dir)
     result: dict[str, Any] = {"status": "ok", "reason": ""}
     t_start = time.time()
 
@@ -383,9 +385,9 @@ def run_job(job: dict, on_phase=None) -> dict:
 
     import torch
 
-    gpu = GpuLock(job.get("lock_path") if device.startswith("cuda") else None, on_phase=on_phase)
+    gpu = GpuLock(job.lock_path if device.startswith("cuda") else None, on_phase=on_phase)
     if device.startswith("cuda"):
-        frac = float(job.get("gpu_memory_fraction", 0.0))
+        frac = float(opts.gpu_memory_fraction)
         if frac > 0:
             torch.cuda.set_per_process_memory_fraction(frac)
     baseline = guards.RuntimeSnapshot()
@@ -395,10 +397,10 @@ def run_job(job: dict, on_phase=None) -> dict:
         raise Verdict("cheat_suspected", "on import: " + "; ".join(changes))
 
     full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"))
-    seeds = list(job.get("seeds", [0, 1, 2]))
+    seeds = list(opts.seeds)
     reduced_k = int(max(full.sizes.values(), default=1)) if full.sizes else 1
     ref, new = check_correctness(full.module, cand_mod, device, seeds, reduced_k, "full size", gpu=gpu, ship=ship)
-    if job.get("second_shape", True):
+    if opts.second_shape:
         other = _second_shape(problem, device)
         if other is not None:
             check_correctness(other.module, cand_mod, device, seeds[:1],
@@ -406,11 +408,11 @@ def run_job(job: dict, on_phase=None) -> dict:
     result["compile_s"] = round(time.time() - t_start, 3)
     result["points"] = ship.points
 
-    if not job.get("time", True):
+    if not opts.time:
         return result
     with gpu.shared():
         input_sets = []
-        for k in range(int(job.get("input_sets", 3))):
+        for k in range(int(opts.input_sets)):
             torch.manual_seed(9000 + k)
             input_sets.append(_inputs(full.module, device))
     sampler = _TimedSampler(3 if ship.first_bytes < 64 * 2**20 else 2)
@@ -427,8 +429,8 @@ def run_job(job: dict, on_phase=None) -> dict:
 
     before = guards.RuntimeSnapshot()
     repeats = []
-    for _ in range(max(1, int(job.get("timing_repeats", 1)))):
-        ref_ms, cand_ms = _time_pair(call(ref, False), call(new, True), input_sets, device, job, gpu, sampler)
+    for _ in range(max(1, int(opts.timing_repeats))):
+        ref_ms, cand_ms = _time_pair(call(ref, False), call(new, True), input_sets, device, opts, gpu, sampler)
         repeats.append({"reference": ref_ms, "candidate": cand_ms})
     changes = guards.RuntimeSnapshot().changes_since(before)
     if changes:
@@ -440,7 +442,8 @@ def run_job(job: dict, on_phase=None) -> dict:
     return result
 
 
-def _time_pair(ref_fn, cand_fn, input_sets, device: str, job: dict, gpu: GpuLock, sampler: _TimedSampler):
+def _time_pair(ref_fn, cand_fn, input_sets, device: str, opts: MeasureOptions, gpu: GpuLock,
+               sampler: _TimedSampler):
     """Samples (ms) of reference and candidate, interleaved, holding the GPU exclusively;
     `sampler` copies candidate outputs between samples, outside the timed region.
 
@@ -455,13 +458,13 @@ def _time_pair(ref_fn, cand_fn, input_sets, device: str, job: dict, gpu: GpuLock
             sampler.after_call()
             return ms
 
-        opts = {"warmup": 1, "min_runs": 3, "max_runs": 20, "max_total_ms": 2000.0, **job.get("cpu_timing", {})}
+        opts = {"warmup": 1, "min_runs": 3, "max_runs": 20, "max_total_ms": 2000.0, **opts.cpu_timing}
         with gpu.exclusive(), timing.no_gc():
             return timing.interleaved_samples([ref_fn, cand_fn], input_sets, timer, **opts)
     import torch
 
     flush = timing.L2Flusher(torch.device(device))
-    cpus = job.get("timing_cpus") if hasattr(os, "sched_setaffinity") else None
+    cpus = opts.timing_cpus if hasattr(os, "sched_setaffinity") else None
     with gpu.exclusive():
         saved = os.sched_getaffinity(0) if cpus else None
         if cpus:
@@ -477,7 +480,7 @@ def _time_pair(ref_fn, cand_fn, input_sets, device: str, job: dict, gpu: GpuLock
 
             with timing.no_gc():
                 return timing.interleaved_samples([ref_fn, cand_fn], input_sets, timer,
-                                                  **{**timing.CUDA_DEFAULTS, **job.get("timing", {})})
+                                                  **{**timing.CUDA_DEFAULTS, **opts.timing})
         finally:
             if saved:
                 os.sched_setaffinity(0, saved)

@@ -6,7 +6,7 @@ convolutions, fused attention) that a Triton candidate rarely beats, and how muc
 elementwise kernels that a fused candidate beats easily. `profile(problem)` answers by running
 the reference's `forward` on **meta tensors** (shapes and dtypes only: no memory, no arithmetic,
 no GPU) under a dispatch mode that records every ATen op: its class, its bytes read and written
-and its FLOPs. The reference is trusted problem-library code (the same code `Problem.load()`
+and its FLOPs. The reference is trusted problem-library code (the same code `workbench.problems.load_source`
 imports); candidates are never run here.
 
 A reference that cannot be traced to the end (an op without a meta kernel, such as the
@@ -23,40 +23,10 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
+from workbench.problems import load_source
+from workbench.problems.ops import CLASSES, classify_op
 from workbench.records import Problem
 
-#: ATen ops that launch no kernel (views, metadata, allocation without a fill).
-_NO_KERNEL = {
-    "view", "_unsafe_view", "reshape", "expand", "permute", "t", "transpose", "select", "slice",
-    "unsqueeze", "squeeze", "as_strided", "alias", "detach", "empty", "empty_like",
-    "empty_strided", "new_empty", "new_empty_strided", "lift_fresh", "_to_copy_noop", "unbind",
-    "split", "split_with_sizes", "chunk", "view_as", "lift_fresh_copy", "_reshape_alias",
-    "sym_size", "sym_stride", "sym_numel", "size", "stride", "numel", "dim", "is_contiguous",
-    "_local_scalar_dense", "item", "unfold", "diagonal", "narrow", "movedim", "flatten",
-    "unflatten", "squeeze_", "unsqueeze_", "t_", "transpose_", "resize_", "set_", "_efficientzerotensor",
-}
-_MATMUL = {"mm", "addmm", "bmm", "baddbmm", "matmul", "linear", "addmv", "mv", "dot", "_addmm_activation",
-           "addbmm", "einsum"}
-_CONV = {"convolution", "_convolution", "cudnn_convolution", "conv2d", "conv1d", "conv3d",
-         "convolution_overrideable", "_convolution_mode", "conv_transpose2d", "mkldnn_convolution"}
-_ATTENTION = {"_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
-              "_scaled_dot_product_cudnn_attention", "scaled_dot_product_attention",
-              "_scaled_dot_product_flash_attention_for_cpu", "_scaled_dot_product_attention_math"}
-_NORM = {"native_layer_norm", "native_group_norm", "native_batch_norm", "_native_batch_norm_legit",
-         "_native_batch_norm_legit_no_training", "_fused_rms_norm", "rms_norm", "layer_norm",
-         "group_norm", "batch_norm", "_batch_norm_impl_index", "cudnn_batch_norm"}
-_REDUCE = {"sum", "mean", "amax", "amin", "max", "min", "argmax", "argmin", "_softmax",
-           "_log_softmax", "softmax", "log_softmax", "cumsum", "cumprod", "var", "std", "var_mean",
-           "std_mean", "norm", "linalg_vector_norm", "logsumexp", "nll_loss_forward", "nll_loss",
-           "nll_loss2d_forward", "prod", "any", "all", "topk", "sort", "max_pool2d_with_indices",
-           "avg_pool2d", "max_pool2d", "adaptive_avg_pool2d", "_adaptive_avg_pool2d", "mse_loss",
-           "cross_entropy_loss", "_fused_moving_avg_obs_fq_helper"}
-_GATHER = {"index", "index_select", "embedding", "gather", "scatter", "scatter_add", "index_put",
-           "index_put_", "cat", "stack", "copy_", "clone", "_to_copy", "contiguous", "index_add",
-           "masked_scatter", "repeat", "flip", "roll", "constant_pad_nd", "tril", "triu",
-           "scatter_add_", "index_copy", "_index_put_impl_", "embedding_dense_backward"}
-#: Op classes, in feature order.
-CLASSES = ("matmul", "conv", "attention", "norm", "reduce", "gather", "elementwise")
 _LIBRARY = ("matmul", "conv", "attention")
 
 
@@ -101,18 +71,6 @@ def _dtype_name(dtype) -> str:
     return {torch.float32: "fp32", torch.bfloat16: "bf16", torch.float16: "fp16"}.get(dtype, "other")
 
 
-def _classify(name: str) -> str | None:
-    """Op class of an ATen op name (overload stripped), or None for an op with no kernel."""
-    base = name.rstrip("_") if name not in _NO_KERNEL else name
-    if name in _NO_KERNEL or base in _NO_KERNEL:
-        return None
-    for cls, names in (("matmul", _MATMUL), ("conv", _CONV), ("attention", _ATTENTION),
-                       ("norm", _NORM), ("reduce", _REDUCE), ("gather", _GATHER)):
-        if name in names or base in names:
-            return cls
-    return "elementwise"
-
-
 def _numel(shape) -> int:
     return int(math.prod(int(s) for s in shape))
 
@@ -152,7 +110,7 @@ def _trace(problem: Problem) -> ReferenceProfile:
             kwargs = kwargs or {}
             out = func(*args, **kwargs)
             name = func.overloadpacket.__name__
-            cls = _classify(name)
+            cls = classify_op(name)
             if cls is not None:
                 flat_in = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
                 flat_out = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
@@ -167,7 +125,7 @@ def _trace(problem: Problem) -> ReferenceProfile:
     shapes: list[tuple[int, ...]] = []
     error = ""
     try:
-        loaded = problem.load()
+        loaded = load_source(problem.source, name=problem.id)
         with torch.device("meta"):
             init = loaded.get_init_inputs()
             model = loaded.Model(*init)

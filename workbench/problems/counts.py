@@ -15,7 +15,7 @@ under a dispatch mode that sees every ATen op, and returns:
   parameters and buffers, each once. This is `Problem.bytes_moved` for a derived problem (the
   same meaning as a declared `bytes_moved()`: the least DRAM traffic any kernel needs).
 
-The reference is problem code the user chose to load (the same code `Problem.load()` runs);
+The reference is problem code the user chose to load (the same code `workbench.problems.load_source` runs);
 candidates are never traced here. A reference that cannot be traced (an op without a meta
 kernel, data-dependent shapes, an error) gives `source == "unknown"` with zero counts and the
 reason; callers never see an exception from user code.
@@ -25,6 +25,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from typing import Any
+
+from workbench.problems.ops import NORM_OPS, classify_op
 
 #: Where a problem's counts came from.
 DECLARED, DERIVED, UNKNOWN = "declared", "derived", "unknown"
@@ -64,8 +66,6 @@ def derive_counts(loaded: Any) -> Counts:
     from torch.utils._pytree import tree_flatten
     from torch.utils.flop_counter import flop_registry
 
-    from workbench.forecast.reference_profile import _NORM, _classify
-
     totals = {"flops": 0.0, "op_bytes": 0.0}
 
     class _Counter(TorchDispatchMode):
@@ -74,7 +74,7 @@ def derive_counts(loaded: Any) -> Counts:
             out = func(*args, **kwargs)
             packet = func.overloadpacket
             name = packet.__name__
-            cls = _classify(name)
+            cls = classify_op(name)
             if cls is None:
                 return out
             flat_in = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
@@ -82,7 +82,7 @@ def derive_counts(loaded: Any) -> Counts:
             totals["op_bytes"] += float(sum(_nbytes(t) for t in flat_in + flat_out))
             if packet in flop_registry:
                 totals["flops"] += float(flop_registry[packet](*args, **kwargs, out_val=out))
-            elif name in _NORM or name.rstrip("_") in _NORM:
+            elif name in NORM_OPS or name.rstrip("_") in NORM_OPS:
                 per = _RMS_FLOPS_PER_ELEM if "rms" in name else _NORM_FLOPS_PER_ELEM
                 totals["flops"] += per * (_numel(flat_out[0].shape) if flat_out else 0)
             else:

@@ -18,6 +18,9 @@ from __future__ import annotations
 import types
 from typing import Any
 
+from workbench.problems.counts import DERIVED, derive_counts
+from workbench.problems.loaded import LoadedProblem
+
 #: Targets for the reduced run (bytes traced, FLOPs traced) and the smallest size reduced.
 MAX_BYTES = 8 * 2**20
 MAX_FLOPS = 2e8
@@ -35,9 +38,6 @@ def size_globals(module: types.ModuleType) -> dict[str, int]:
 def _cost(module: types.ModuleType, name: str, sizes: dict[str, int]) -> tuple[float, float] | None:
     """(traced bytes, FLOPs) of the reference with `sizes` set on `module`, None when it does not
     trace there. `module` is restored afterwards."""
-    from workbench.problems.counts import DERIVED, derive_counts
-    from workbench.problems.loader import LoadedProblem
-
     saved = {k: module.__dict__[k] for k in sizes}
     module.__dict__.update(sizes)
     try:

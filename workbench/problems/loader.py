@@ -4,77 +4,21 @@ from __future__ import annotations
 import ast
 import functools
 import hashlib
-import math
 import re
 import types
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from workbench.errors import ProblemFileError
+from workbench.problems.counts import DECLARED, DERIVED, UNKNOWN, derive_counts
+from workbench.problems.cpu_sizes import auto_cpu_sizes, size_globals
+from workbench.problems.loaded import LoadedProblem
 from workbench.records import Problem
 from workbench.textfile import read_source
 
 LIBRARY_DIR = Path(__file__).parent / "library"
 _LEVEL_DIR = re.compile(r"^level(\d+)$")
 _REQUIRED = ("Model", "get_inputs", "get_init_inputs")
-
-
-@dataclass
-class LoadedProblem:
-    """A problem's module, imported. `sizes` are the module's size globals after overrides."""
-
-    name: str
-    module: types.ModuleType
-    sizes: dict[str, Any] = field(default_factory=dict)
-    #: Loaded for the CPU: the sizes overridden for it, and whether they came from the file's
-    #: `CPU_SIZES` ("file") or were chosen automatically ("auto", `cpu_sizes.auto_cpu_sizes`).
-    cpu_sizes: dict[str, Any] = field(default_factory=dict)
-    cpu_sizes_source: str = ""
-
-    @property
-    def Model(self) -> type:  # noqa: N802 - the contract's name
-        return self.module.Model
-
-    def get_inputs(self) -> list:
-        return list(self.module.get_inputs())
-
-    def get_init_inputs(self) -> list:
-        return list(self.module.get_init_inputs())
-
-    def flops(self) -> float:
-        """The file's `flops()` (0 without one). Raises ProblemFileError naming the problem when
-        it raises or returns anything but a finite number >= 0."""
-        return self._count("flops")
-
-    def bytes_moved(self) -> float:
-        """The file's `bytes_moved()` (0 without one); checked like `flops`."""
-        return self._count("bytes_moved")
-
-    def _count(self, fn_name: str) -> float:
-        f = getattr(self.module, fn_name, None)
-        if not callable(f):
-            return 0.0
-        try:
-            value = f()
-        except Exception as e:  # noqa: BLE001 - any error in user code becomes a clear message
-            raise ProblemFileError(f"{self.name}: {fn_name}() raised {type(e).__name__}: {e}") from e
-        return check_count(value, f"{self.name}: {fn_name}()")
-
-
-def check_count(value: Any, what: str) -> float:
-    """`value` as a float count (FLOPs, bytes); ProblemFileError naming `what` unless it is a
-    finite real number >= 0 (NaN, inf, negatives, bools, strings and None are refused)."""
-    if value is None or isinstance(value, (bool, str, bytes)):
-        raise ProblemFileError(f"{what} returned {value!r} ({type(value).__name__}); it must return a number")
-    try:
-        count = float(value)
-    except (TypeError, ValueError, OverflowError) as e:
-        raise ProblemFileError(f"{what} returned {value!r}, which is not a number: {e}") from e
-    if not math.isfinite(count) or count < 0:
-        raise ProblemFileError(f"{what} returned {count!r}; a count must be a finite number >= 0 "
-                               "(return 0 when it is unknown)")
-    return count
 
 
 def _check_contract(source: str, where: str) -> ast.Module:
@@ -146,8 +90,6 @@ _AUTO_CACHE: dict[str, dict[str, Any]] = {}
 def _auto_cpu_sizes(source: str, name: str, module: types.ModuleType) -> dict[str, Any]:
     """`cpu_sizes.auto_cpu_sizes` of a source, remembered per source text (the worker loads a
     problem at CPU sizes several times per measurement)."""
-    from workbench.problems.cpu_sizes import auto_cpu_sizes
-
     key = hashlib.sha256(source.encode()).hexdigest()
     if key not in _AUTO_CACHE:
         if len(_AUTO_CACHE) > 512:
@@ -157,8 +99,6 @@ def _auto_cpu_sizes(source: str, name: str, module: types.ModuleType) -> dict[st
 
 
 def _size_globals(module: types.ModuleType) -> dict[str, Any]:
-    from workbench.problems.cpu_sizes import size_globals
-
     return size_globals(module)
 
 
@@ -214,8 +154,6 @@ def file_counts(loaded: LoadedProblem) -> tuple[float, float, str]:
     reference traced on the meta device (`counts.derive_counts`). Source: "declared" when the
     file declares both, else "derived", or "unknown" when a count is missing and the trace
     failed (that count is then 0)."""
-    from workbench.problems.counts import DECLARED, DERIVED, UNKNOWN, derive_counts
-
     has_f = callable(getattr(loaded.module, "flops", None))
     has_b = callable(getattr(loaded.module, "bytes_moved", None))
     if has_f and has_b:

@@ -83,19 +83,21 @@ class Archive:
         self._entries[candidate_id].visits += 1
 
     @classmethod
-    def from_events(cls, events: Iterable[Mapping[str, Any]]) -> "Archive":
-        """Rebuild from a search's events (dicts with `kind` and `payload`), in order."""
+    def from_events(cls, events: Iterable[Any]) -> "Archive":
+        """Rebuild from a search's typed events (`events.decode_all(store.events(id))`), in order."""
         a = cls()
         for ev in events:
-            a.apply(ev["kind"], ev["payload"])
+            a.apply(ev)
         return a
 
-    def apply(self, kind: str, payload: Mapping[str, Any]) -> None:
-        """Apply one event; kinds other than `archived` and `selected` are ignored."""
-        if kind == "archived":
-            self.add(Entry.from_payload(payload["entry"]))
-        elif kind == "selected" and payload.get("parent_id"):
-            self.visit(payload["parent_id"])
+    def apply(self, event: Any) -> None:
+        """Apply one typed event (`workbench.search.events`); kinds other than `archived` and
+        `selected` are ignored. An archived entry is copied: the archive counts visits and
+        children on its own entries."""
+        if event.kind == "archived":
+            self.add(Entry.from_payload(event.entry.to_payload()))
+        elif event.kind == "selected" and event.parent_id:
+            self.visit(event.parent_id)
 
     # ------------------------------------------------------------------ reading
     def __len__(self) -> int:

@@ -4,7 +4,8 @@ Every event is persisted with `store.add_event` as it happens, so a run can be w
 from another thread or process (poll `store.events(search_id, after_seq)`), stopped, resumed
 after a crash with nothing lost, and replayed deterministically.
 
-Event kinds and payloads (all carry "step"):
+Event kinds and payloads (all carry "step"; typed as `workbench.search.events`, one class per
+kind, which every reader decodes through `events.decode`):
   started / resumed   {"config"} / {"at_seq"}
   selected            {"parent_id", "slot"}       (None for step 0, the seeding step; "slot" = which
                                                  of the step's in_flight parents, only when > 1)
@@ -52,12 +53,13 @@ import random
 import statistics
 import threading
 from concurrent.futures import as_completed
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from workbench.errors import ConfigError
 from workbench.records import Candidate, Forecast, Measurement, Problem, RunEvidence, Status
 from workbench.search.archive import MEASURED, TRUSTED, Archive, Entry
-from workbench.search.steps import Batch as _Batch, Partial as _Partial, event_key as _key
+from workbench.search import events as ev
+from workbench.search.steps import Batch as _Batch, Partial as _Partial
 from workbench.search.generators import FailedGeneration, GenerationContext, Generator
 from workbench.search.methods import Method, MethodContext
 from workbench.search.pipeline import PipelineMixin
@@ -142,7 +144,7 @@ class SearchRun(PipelineMixin):
         self._step_new: list[Candidate] = []
         self._reserved = 0  # measurements handed to the executor in this step, not yet recorded
         self._flight: dict = {}  # pipelined: candidate id -> pipeline._InFlight, in submission order
-        self.on_event: Callable[[str, dict], None] | None = None
+        self.on_event: Callable[[ev.Event], None] | None = None
 
     def config(self) -> dict[str, Any]:
         return {"problem_id": self.problem.id, "method": self.method.describe(), "generator": self.generator.name,
@@ -162,46 +164,46 @@ class SearchRun(PipelineMixin):
         return self.budget - self.used - self._reserved
 
     # ------------------------------------------------------------------ events
-    def _emit(self, kind: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """Write an event unless the step being repaired already wrote it; return its payload."""
-        payload = {"step": self.step_index, **payload}
-        prior = self._partial.get(kind, _key(kind, payload)) if self._partial.step == self.step_index else None
+    def _emit(self, event: ev.Event) -> ev.Event:
+        """Write an event (at the current step unless it names one) unless the step being
+        repaired already wrote it; return the event written or reused."""
+        if event.step is None:
+            event = event.at(self.step_index)
+        prior = self._partial.get(event.kind, event.key()) if self._partial.step == self.step_index else None
         if prior is not None:
-            payload = prior
+            event = prior
         else:
-            self.store.add_event(self.search_id, kind, payload)
-        self._apply(kind, payload)
+            self.store.add_event(self.search_id, event.kind, event.to_payload())
+        self._apply(event)
         if self.on_event:
-            self.on_event(kind, payload)
-        return payload
+            self.on_event(event)
+        return event
 
-    def _apply(self, kind: str, p: dict[str, Any]) -> None:
+    def _apply(self, e: ev.Event) -> None:
         """Update in-memory state from one event (used live and when resuming)."""
-        self.archive.apply(kind, p)
-        if kind == "generated":
-            c = Candidate.from_dict(p["candidate"])
-            self.candidates[c.id] = c
+        self.archive.apply(e)
+        if isinstance(e, ev.Generated):
+            self.candidates[e.candidate.id] = e.candidate
             self.considered += 1
-        elif kind == "failed_generation":
+        elif isinstance(e, ev.FailedGenerationEvent):
             self.failed_generations += 1
-        elif kind == "forecast":
-            f = Forecast.from_dict(p["forecast"])
-            self.forecasts[f.candidate_id] = f
-        elif kind == "trusted":
+        elif isinstance(e, ev.Forecasted):
+            self.forecasts[e.forecast.candidate_id] = e.forecast
+        elif isinstance(e, ev.Trusted):
             self.trusted += 1
-        elif kind == "measured":
-            m = Measurement.from_dict(p["measurement"])
+        elif isinstance(e, ev.Measured):
+            m = e.measurement
             self.measurements[m.candidate_id] = m
             self.used += 1
             f = self.forecasts.get(m.candidate_id)
             if f is not None and m.ok and m.speedup:
                 self.history.append((f, m))
-        elif kind == "step_done":
-            self.step_index = p["step"] + 1
-            self.idle_steps = p.get("idle_steps", 0)
-        elif kind == "finished":
+        elif isinstance(e, ev.StepDone):
+            self.step_index = e.step + 1
+            self.idle_steps = e.idle_steps
+        elif isinstance(e, ev.Finished):
             self.finished = True
-            self.finish_reason = p.get("reason", "")
+            self.finish_reason = e.reason
 
     # ------------------------------------------------------------------ lifecycle
     def start(self) -> str:
@@ -209,8 +211,8 @@ class SearchRun(PipelineMixin):
         if self.search_id is None:
             self.prior_reference_ms = self._stored_reference_ms()
             self.search_id = self.store.create_search(self.config())
-            self.store.add_event(self.search_id, "started", {"step": 0, "config": self.config(),
-                                                            "reference_ms": self.prior_reference_ms})
+            started = ev.Started(step=0, config=self.config(), reference_ms=self.prior_reference_ms)
+            self.store.add_event(self.search_id, started.kind, started.to_payload())
             self.store.set_search_state(self.search_id, "running")
         return self.search_id
 
@@ -233,30 +235,33 @@ class SearchRun(PipelineMixin):
                               "the same problem, method, generator, forecaster, budget and seed")
         self._reset_state()
         self.search_id = search_id
-        events = self.store.events(search_id)
-        started = next((e["payload"] for e in events if e["kind"] == "started"), {})
-        self.prior_reference_ms = started.get("reference_ms")
+        events = ev.decode_all(self.store.events(search_id))
+        started = next((e for e in events if isinstance(e, ev.Started)), None)
+        self.prior_reference_ms = started.reference_ms if started is not None else None
         if self.pipeline:
             self._resume_pipeline(events)
             if not self.finished:
-                self.store.add_event(search_id, "resumed", {"step": self.step_index, "at_seq": len(events)})
+                self._write(ev.Resumed(step=self.step_index, at_seq=len(events)))
                 self.store.set_search_state(search_id, "running")
             return self
-        last_done = max((i for i, e in enumerate(events) if e["kind"] == "step_done"), default=-1)
+        last_done = max((i for i, e in enumerate(events) if isinstance(e, ev.StepDone)), default=-1)
         for e in events[: last_done + 1]:
-            self._apply(e["kind"], e["payload"])
+            self._apply(e)
         tail = events[last_done + 1:]
         for e in tail:
-            if e["kind"] == "finished":
-                self._apply(e["kind"], e["payload"])
-        step_events = [e for e in tail if e["payload"].get("step") == self.step_index
-                       and e["kind"] not in ("resumed", "stopped", "started", "finished")]
-        self._partial = _Partial(self.step_index, {(e["kind"], _key(e["kind"], e["payload"])): e["payload"]
-                                                   for e in step_events})
+            if isinstance(e, ev.Finished):
+                self._apply(e)
+        step_events = [e for e in tail if e.step == self.step_index
+                       and not isinstance(e, (ev.Resumed, ev.Stopped, ev.Started, ev.Finished))]
+        self._partial = _Partial(self.step_index, {(e.kind, e.key()): e for e in step_events})
         if not self.finished:
-            self.store.add_event(search_id, "resumed", {"step": self.step_index, "at_seq": len(events)})
+            self._write(ev.Resumed(step=self.step_index, at_seq=len(events)))
             self.store.set_search_state(search_id, "running")
         return self
+
+    def _write(self, event: ev.Event) -> None:
+        """Store an event that changes no run state (started, resumed, stopped)."""
+        self.store.add_event(self.search_id, event.kind, event.to_payload())
 
     def stop(self) -> None:
         """Ask the run to stop after the current step (thread-safe); a pipelined run expands no
@@ -281,12 +286,12 @@ class SearchRun(PipelineMixin):
         self._step_new, self._reserved = [], 0
         deferred = self._deferred() if self.idle_steps >= self.max_idle else []
         if deferred:  # the generator ran dry: spend the budget left on the trusted candidates
-            self._emit("selected", {"parent_id": None, "deferred": True})
+            self._emit(ev.Selected(parent_id=None, deferred=True))
             queue = deferred[: self.budget_left]
             self._measure_and_archive([self.candidates[e.candidate_id] for e in queue], parent=None,
                                       parent_ids={e.candidate_id: e.parent_id for e in queue})
         elif self.step_index == 0:
-            self._emit("selected", {"parent_id": None})
+            self._emit(ev.Selected(parent_id=None))
             proposals = self._reuse_or(lambda: self.generator.seeds(self.problem)[: self.max_seeds])
             new = self._record_generated(proposals, parent=None)
             self._forecast(new)
@@ -295,14 +300,14 @@ class SearchRun(PipelineMixin):
             return self._finish("no usable parent: every archived kernel failed")
         if not deferred:
             self.idle_steps = 0 if self._step_new else self.idle_steps + 1
-        self._emit("step_done", {"gpu_measurements": self.used, "considered": self.considered,
-                                 "idle_steps": self.idle_steps})
+        self._emit(ev.StepDone(gpu_measurements=self.used, considered=self.considered,
+                               idle_steps=self.idle_steps))
         if self.budget_left <= 0:
             return self._finish("budget spent")
         if self.idle_steps >= self.max_idle and not self._deferred():
             return self._finish("exhausted: the generator proposes no new candidates")
         if self._stop.is_set():
-            self.store.add_event(self.search_id, "stopped", {"step": self.step_index, "summary": self.summary()})
+            self._write(ev.Stopped(step=self.step_index, summary=self.summary()))
             self.store.set_search_state(self.search_id, "stopped", summary=self.summary())
             return False
         return True
@@ -321,7 +326,7 @@ class SearchRun(PipelineMixin):
                 if slot == 0:
                     return False
                 break
-            self._emit("selected", {"parent_id": parent_id, **tag})
+            self._emit(ev.Selected(parent_id=parent_id, **tag))
             parent = self.candidates[parent_id]
             entry = self.archive[parent_id]
             ctx = GenerationContext(problem=self.problem, parent=parent, n=self.method.n_children, rng=rng,
@@ -330,7 +335,7 @@ class SearchRun(PipelineMixin):
             proposals = self._reuse_or(lambda: self.generator.children(ctx), slot if tag else None)
             new = self._record_generated(proposals, parent=parent, slot=slot if tag else None)
             if tag:
-                self._emit("children_done", {"parent_id": parent_id, **tag})
+                self._emit(ev.ChildrenDone(parent_id=parent_id, **tag))
             fc = self._forecast(new)
             best = self.archive.best_measured()
             plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.unreserved, list(self.history),
@@ -357,13 +362,13 @@ class SearchRun(PipelineMixin):
         if not done:
             return list(generate())
         out: list = []
-        for (kind, _), payload in p.events.items():
-            if payload.get("slot") != slot:
+        for e in p.events.values():
+            if getattr(e, "slot", None) != slot:
                 continue
-            if kind == "generated":
-                out.append(Candidate.from_dict(payload["candidate"]))
-            elif kind == "failed_generation":
-                out.append(FailedGeneration(payload["reason"], payload.get("raw", "")))
+            if isinstance(e, ev.Generated):
+                out.append(e.candidate)
+            elif isinstance(e, ev.FailedGenerationEvent):
+                out.append(FailedGeneration(e.reason, e.raw))
         return out
 
     def _record_generated(self, proposals: list, parent: Candidate | None,
@@ -372,17 +377,15 @@ class SearchRun(PipelineMixin):
         tag = {} if slot is None else {"slot": slot}
         for i, prop in enumerate(proposals):
             if isinstance(prop, FailedGeneration):
-                self._emit("failed_generation", {"index": i, "parent_id": parent.id if parent else None,
-                                                 **tag, **prop.to_payload()})
+                self._emit(ev.FailedGenerationEvent(index=i, parent_id=parent.id if parent else None,
+                                                    **tag, **prop.to_payload()))
                 continue
             if prop.id in self.candidates or prop.problem_id != self.problem.id:
                 continue
             self.store.put_candidate(prop)
-            payload = {"candidate": prop.to_dict(), "parent_id": parent.id if parent else None, **tag}
             info = self.generator.generation_info(prop.id) if hasattr(self.generator, "generation_info") else None
-            if info:
-                payload["generation"] = dict(info)
-            self._emit("generated", payload)
+            self._emit(ev.Generated(candidate=prop, parent_id=parent.id if parent else None,
+                                    generation=dict(info) if info else None, **tag))
             new.append(prop)
         self._step_new.extend(new)
         return new
@@ -395,7 +398,7 @@ class SearchRun(PipelineMixin):
         for c in cands:
             prior = self._partial.get("forecast", c.id) if self._partial.step == self.step_index else None
             if prior is not None:
-                self._emit("forecast", prior)
+                self._emit(prior)
                 out[c.id] = self.forecasts[c.id]
             else:
                 todo.append(c)
@@ -404,7 +407,7 @@ class SearchRun(PipelineMixin):
                                                        relative_to="reference")
             for f in fs:
                 self.store.put_forecast(f)
-                self._emit("forecast", {"forecast": f.to_dict()})
+                self._emit(ev.Forecasted(forecast=f))
                 out[f.candidate_id] = f
         return out
 
@@ -447,7 +450,7 @@ class SearchRun(PipelineMixin):
 
     def _trust(self, c: Candidate, f: Forecast | None, parent_id: str) -> None:
         expected = 2.0 ** f.expected_log2_speedup if f is not None else None
-        self._emit("trusted", {"candidate_id": c.id, "expected_speedup": expected})
+        self._emit(ev.Trusted(candidate_id=c.id, expected_speedup=expected))
         self._archive(c, kind=TRUSTED, status="trusted", speedup=expected, parent_id=parent_id)
 
     def _measure_and_archive(self, queue: list[Candidate], parent: Candidate | None,
@@ -466,20 +469,21 @@ class SearchRun(PipelineMixin):
         reused: dict[str, Measurement] = {}
         repairing = self._partial.step == self.step_index
         key = "" if slot is None else str(slot)
-        in_flight = set((self._partial.get("measuring", key) or {}).get("candidate_ids", [])) if repairing else set()
+        measuring = self._partial.get("measuring", key) if repairing else None
+        in_flight = set(measuring.candidate_ids) if measuring is not None else set()
         for rank, c in enumerate(queue):
             pid = parent_ids[c.id] if parent_ids is not None else (parent.id if parent else None)
-            self._emit("queued", {"candidate_id": c.id, "rank": rank, "parent_id": pid})
+            self._emit(ev.Queued(candidate_id=c.id, rank=rank, parent_id=pid))
             prior = self._partial.get("measured", c.id) if repairing else None
             if prior is not None:
-                reused[c.id] = Measurement.from_dict(prior["measurement"])
+                reused[c.id] = prior.measurement
             elif c.id in in_flight:
                 reused[c.id] = self._stored_or_poisoned(c)
             else:
                 todo.append(c)
         futures: list = []
         if todo:
-            self._emit("measuring", {"candidate_ids": [c.id for c in todo], **({} if slot is None else {"slot": slot})})
+            self._emit(ev.Measuring(candidate_ids=tuple(c.id for c in todo), slot=slot))
             futures = self.executor.submit(self.problem, todo)
             for fut in futures:  # kept as soon as it is back: a run that dies later still has it
                 fut.add_done_callback(self._keep)
@@ -501,7 +505,7 @@ class SearchRun(PipelineMixin):
             self._reserved -= len(b.queue)
             for c in b.queue:
                 m = b.reused.get(c.id) or fresh[c.id]
-                self._emit("measured", {"measurement": m.to_dict()})
+                self._emit(ev.Measured(measurement=m))
                 pid = b.parent_ids[c.id] if b.parent_ids is not None else (b.parent.id if b.parent else None)
                 self._archive(c, kind=MEASURED, status=m.status.value, speedup=m.speedup if m.ok else None,
                               parent_id=pid)
@@ -525,13 +529,13 @@ class SearchRun(PipelineMixin):
         step = self.step_index if step is None else step
         entry = Entry(candidate_id=c.id, parent_id=parent_id, generation=c.generation, origin=c.origin,
                       kind=kind, status=status, speedup=speedup, step=step, island=island)
-        self._emit("archived", {"step": step, "entry": entry.to_payload()})
+        self._emit(ev.Archived(step=step, entry=entry))
 
     def _finish(self, reason: str) -> bool:
         if not self.finished:
             self.finished, self.finish_reason = True, reason
             summary = self.summary()
-            self._emit("finished", {"reason": reason, "summary": summary})
+            self._emit(ev.Finished(reason=reason, summary=summary))
             self.store.set_search_state(self.search_id, "finished", summary=summary)
         return False
 
@@ -583,17 +587,17 @@ class SearchRun(PipelineMixin):
                 "finished": self.finished, "finish_reason": self.finish_reason}
 
 
-def best_curve(events: list[dict]) -> list[tuple[int, float]]:
+def best_curve(events: Iterable[Any]) -> list[tuple[int, float]]:
     """(GPU measurements used, best measured speedup so far) after each correct measurement that
-    improved the best, from a search's events."""
+    improved the best, from a search's events (stored or typed, see events.decode)."""
     out: list[tuple[int, float]] = []
     used, best = 0, -math.inf
-    for e in events:
-        if e["kind"] != "measured":
+    for e in ev.decode_all(events):
+        if not isinstance(e, ev.Measured):
             continue
         used += 1
-        m = e["payload"]["measurement"]
-        if m["status"] == "ok" and m.get("speedup") and m["speedup"] > best:
-            best = m["speedup"]
+        m = e.measurement
+        if m.status is Status.OK and m.speedup and m.speedup > best:
+            best = m.speedup
             out.append((used, best))
     return out

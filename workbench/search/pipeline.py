@@ -43,7 +43,8 @@ from workbench.records import Candidate, Measurement, Status
 from workbench.search.archive import MEASURED
 from workbench.search.generators import GenerationContext
 from workbench.search.methods import MethodContext
-from workbench.search.steps import Partial as _Partial, event_key as _key
+from workbench.search import events as ev
+from workbench.search.steps import Partial as _Partial
 
 #: Events that belong to no expansion (never reused when an expansion is repaired).
 _RUN_KINDS = ("resumed", "stopped", "started", "finished")
@@ -113,7 +114,7 @@ class PipelineMixin:
         if not self._flight:
             if self._stop.is_set():
                 summary = self.summary()
-                self.store.add_event(self.search_id, "stopped", {"step": self.step_index, "summary": summary})
+                self._write(ev.Stopped(step=self.step_index, summary=summary))
                 self.store.set_search_state(self.search_id, "stopped", summary=summary)
                 return False
             return self._finish(why or "exhausted: the generator proposes no new candidates")
@@ -132,17 +133,17 @@ class PipelineMixin:
         rng = random.Random(f"{self.seed}:{self.step_index}")
         self._step_new = []
         if self.step_index == 0:
-            self._emit("selected", {"parent_id": None})
+            self._emit(ev.Selected(parent_id=None))
             proposals = self._reuse_or(lambda: self.generator.seeds(self.problem)[: self.max_seeds])
             new = self._record_generated(proposals, parent=None)
-            self._emit("children_done", {"parent_id": None})
+            self._emit(ev.ChildrenDone(parent_id=None))
             self._forecast(new)
             self._hand_over(new, parent=None)
         elif self.idle_steps >= self.max_idle:
             deferred = [e for e in self._deferred() if e.candidate_id not in self._flight]
             if not deferred:
                 return "exhausted: the generator proposes no new candidates"
-            self._emit("selected", {"parent_id": None, "deferred": True})
+            self._emit(ev.Selected(parent_id=None, deferred=True))
             queue = deferred[: self.unreserved]
             self._hand_over([self.candidates[e.candidate_id] for e in queue], parent=None,
                             parent_ids={e.candidate_id: e.parent_id for e in queue})
@@ -151,7 +152,7 @@ class PipelineMixin:
             parent_id = self.selector.select(self.archive, rng, self.step_index)
             if parent_id is None:
                 return "no usable parent: every archived kernel failed"
-            parent_id = self._emit("selected", {"parent_id": parent_id})["parent_id"]
+            parent_id = self._emit(ev.Selected(parent_id=parent_id)).parent_id
             self._expand_parent(parent_id, rng)
         return self._end_expansion(idle=0 if self._step_new else self.idle_steps + 1)
 
@@ -162,7 +163,7 @@ class PipelineMixin:
                                 parent_speedup=entry.speedup, hardware_key=self.hardware.key)
         proposals = self._reuse_or(lambda: self.generator.children(ctx))
         new = self._record_generated(proposals, parent=parent)
-        self._emit("children_done", {"parent_id": parent_id})
+        self._emit(ev.ChildrenDone(parent_id=parent_id))
         fc = self._forecast(new)
         best = self.archive.best_measured()
         plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.unreserved, list(self.history),
@@ -175,8 +176,8 @@ class PipelineMixin:
 
     def _end_expansion(self, idle: int) -> str:
         self.idle_steps = idle
-        self._emit("step_done", {"gpu_measurements": self.used, "considered": self.considered,
-                                 "idle_steps": idle, "in_flight": len(self._flight)})
+        self._emit(ev.StepDone(gpu_measurements=self.used, considered=self.considered, idle_steps=idle,
+                               in_flight=len(self._flight)))
         return ""
 
     def _hand_over(self, queue: list[Candidate], parent: Candidate | None,
@@ -208,7 +209,7 @@ class PipelineMixin:
                 self._reserved -= 1
             m = self.measurements[cid] if item.measured_written else item.ready or self._result(item)
             if not item.measured_written:
-                self._emit("measured", {"step": item.step, "measurement": m.to_dict()})
+                self._emit(ev.Measured(step=item.step, measurement=m))
             self._archive(item.candidate, kind=MEASURED, status=m.status.value,
                           speedup=m.speedup if m.ok else None, parent_id=item.parent_id, step=item.step)
 
@@ -236,34 +237,33 @@ class PipelineMixin:
             self._record_arrived(block=True)
 
     # ------------------------------------------------------------------ resume
-    def _resume_pipeline(self, events: list[dict]) -> None:
+    def _resume_pipeline(self, events: list[ev.Event]) -> None:
         """Rebuild state from a pipelined run's events (see the module doc)."""
-        done = {e["payload"].get("step") for e in events if e["kind"] == "step_done"}
-        cut = next((e["payload"]["step"] for e in reversed(events) if e["kind"] == "selected"), None)
+        done = {e.step for e in events if isinstance(e, ev.StepDone)}
+        cut = next((e.step for e in reversed(events) if isinstance(e, ev.Selected)), None)
         cut = cut if cut is not None and cut not in done else None
-        partial: list[dict] = []
+        partial: list[ev.Event] = []
         for e in events:
-            if e["kind"] in _RUN_KINDS:
-                if e["kind"] == "finished":
-                    self._apply(e["kind"], e["payload"])
-            elif cut is not None and e["payload"].get("step") == cut:
+            if e.kind in _RUN_KINDS:
+                if isinstance(e, ev.Finished):
+                    self._apply(e)
+            elif cut is not None and e.step == cut:
                 partial.append(e)
             else:
-                self._apply(e["kind"], e["payload"])
+                self._apply(e)
         if cut is not None:
             self.step_index = cut
-            self._partial = _Partial(cut, {(e["kind"], _key(e["kind"], e["payload"])): e["payload"]
-                                           for e in partial})
+            self._partial = _Partial(cut, {(e.kind, e.key()): e for e in partial})
         for e in events:  # queued candidates of completed expansions not yet recorded
-            p = e["payload"]
-            if e["kind"] != "queued" or p.get("step") == cut or p["candidate_id"] in self._flight:
+            if not isinstance(e, ev.Queued) or e.step == cut or e.candidate_id in self._flight:
                 continue
-            cid = p["candidate_id"]
+            cid = e.candidate_id
             entry = self.archive.get(cid)
             if entry is not None and entry.kind == MEASURED:
                 continue
             c = self.candidates[cid]
-            item = _InFlight(c, p.get("parent_id", entry.parent_id if entry else None), p["step"])
+            pid = e.parent_id if e.parent_id is not None else (entry.parent_id if entry else None)
+            item = _InFlight(c, pid, e.step)
             if cid in self.measurements:
                 item.measured_written = True
             else:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from workbench.records import Candidate, Measurement
+from workbench.search.events import Event
 
 
 @dataclass
@@ -20,32 +21,13 @@ class Batch:
 
 @dataclass
 class Partial:
-    """Events already written for the step being (re)run, keyed by (kind, key)."""
+    """Events already written for the step being (re)run, keyed by (kind, `Event.key()`)."""
 
     step: int = -1
-    events: dict[tuple[str, str], dict] = field(default_factory=dict)
+    events: dict[tuple[str, str], Event] = field(default_factory=dict)
 
-    def get(self, kind: str, key: str = "") -> dict | None:
+    def get(self, kind: str, key: str = "") -> Event | None:
         return self.events.get((kind, key))
 
     def kinds(self) -> set[str]:
         return {k for k, _ in self.events}
-
-
-def event_key(kind: str, payload: dict) -> str:
-    if kind in ("selected", "measuring", "children_done"):
-        return str(payload.get("slot", ""))
-    if kind == "generated":
-        return payload["candidate"]["id"]
-    if kind == "forecast":
-        return payload["forecast"]["candidate_id"]
-    if kind == "measured":
-        return payload["measurement"]["candidate_id"]
-    if kind == "archived":
-        return payload["entry"]["candidate_id"]
-    if kind in ("trusted", "queued"):
-        return payload["candidate_id"]
-    if kind == "failed_generation":
-        slot = payload.get("slot")
-        return str(payload.get("index", "")) if slot is None else f"{slot}:{payload.get('index', '')}"
-    return ""

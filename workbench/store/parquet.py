@@ -7,11 +7,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from workbench.errors import StoreError
+from workbench.store.schema import TABLES
 
 
 def export_parquet(store, directory: str | Path) -> dict[str, int]:
-    from workbench.store.sqlite import TABLES
-
     d = Path(directory)
     d.mkdir(parents=True, exist_ok=True)
     counts = {}
@@ -26,8 +25,6 @@ def export_parquet(store, directory: str | Path) -> dict[str, int]:
 
 
 def import_parquet(store, directory: str | Path) -> dict[str, int]:
-    from workbench.store.sqlite import TABLES
-
     d = Path(directory)
     if not d.is_dir():
         raise StoreError(f"{d}: not a directory; pass the folder written by `workbench db export`")

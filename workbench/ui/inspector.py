@@ -22,6 +22,7 @@ from bokeh.plotting import figure
 from workbench import bins
 from workbench.dataset.baselines import CompileBaseline, shipped_compile_baselines, speedup_over_compile
 from workbench.records import Candidate, Forecast, Measurement
+from workbench.search.events import Forecasted, Generated, Measured, Trusted, decode_all
 from workbench.ui.safe import code, esc, pre
 from workbench.ui.sources import bokeh_edits, set_data
 
@@ -201,22 +202,21 @@ def title_html(c: Candidate) -> str:
             f"&middot; generation {int(c.generation)} &middot; origin {code(c.origin)}</p>")
 
 
-def run_facts(events: Sequence[dict], candidate_id: str) -> dict:
+def run_facts(events: Sequence, candidate_id: str) -> dict:
     """What a search's events say about one candidate: "in_run" ("measured", "replayed" is
     decided by the caller, "trusted", "considered" or "" when the search never generated it),
     the run's "forecast" dict and "measurement" dict if any, and the "generation" record."""
     out: dict = {"in_run": "", "forecast": None, "measurement": None, "generation": None}
-    for e in events:
-        p, kind = e["payload"], e["kind"]
-        if kind == "generated" and p["candidate"]["id"] == candidate_id:
+    for e in decode_all(events):
+        if isinstance(e, Generated) and e.candidate.id == candidate_id:
             out["in_run"] = out["in_run"] or "considered"
-            out["generation"] = p.get("generation")
-        elif kind == "forecast" and p["forecast"]["candidate_id"] == candidate_id:
-            out["forecast"] = p["forecast"]
-        elif kind == "trusted" and p["candidate_id"] == candidate_id and out["in_run"] != "measured":
+            out["generation"] = dict(e.generation) if e.generation is not None else None
+        elif isinstance(e, Forecasted) and e.forecast.candidate_id == candidate_id:
+            out["forecast"] = e.forecast.to_dict()
+        elif isinstance(e, Trusted) and e.candidate_id == candidate_id and out["in_run"] != "measured":
             out["in_run"] = "trusted"
-        elif kind == "measured" and p["measurement"]["candidate_id"] == candidate_id:
-            out["in_run"], out["measurement"] = "measured", p["measurement"]
+        elif isinstance(e, Measured) and e.measurement.candidate_id == candidate_id:
+            out["in_run"], out["measurement"] = "measured", e.measurement.to_dict()
     return out
 
 

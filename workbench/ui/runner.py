@@ -23,6 +23,8 @@ from typing import Any, Callable
 from workbench import bins
 from workbench.compose import executor_from_env
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.records import ParseStatus, Status
+from workbench.search.events import Forecasted, Generated, Measured, Queued, Trusted, decode_all
 from workbench.spec import DEFAULTS, ForecasterChoice, MethodChoice, SearchSpec, Target
 
 PHASES = ("idle", "preparing", "running", "paused", "finished", "stopped", "failed")
@@ -295,7 +297,7 @@ def shared(store) -> dict[str, Any]:
     return pn.state.cache[key]
 
 
-def candidate_rows(events: list[dict], baselines=None) -> list[dict[str, Any]]:
+def candidate_rows(events: list, baselines=None) -> list[dict[str, Any]]:
     """One row per generated candidate of a search, from its events (oldest first).
 
     confidence = probability of the most likely bin; speedup = measured speedup over eager
@@ -309,40 +311,39 @@ def candidate_rows(events: list[dict], baselines=None) -> list[dict[str, Any]]:
     if baselines is None:
         baselines = shipped_compile_baselines()
     rows: dict[str, dict[str, Any]] = {}
-    for e in events:
-        p, kind = e["payload"], e["kind"]
-        if kind == "generated":
-            c = p["candidate"]
-            rows[c["id"]] = {"candidate": c["id"], "origin": c.get("origin", ""), "status": "generated",
-                             "forecast_bin": "", "confidence": None, "speedup": None, "over_compile": None,
-                             "decision": ""}
-        elif kind == "forecast":
-            f = p["forecast"]
-            r = rows.get(f["candidate_id"])
+    for e in decode_all(events):
+        if isinstance(e, Generated):
+            c = e.candidate
+            rows[c.id] = {"candidate": c.id, "origin": c.origin, "status": "generated",
+                          "forecast_bin": "", "confidence": None, "speedup": None, "over_compile": None,
+                          "decision": ""}
+        elif isinstance(e, Forecasted):
+            f = e.forecast
+            r = rows.get(f.candidate_id)
             if r is not None:
-                if f.get("parse_status") == "abstained":  # uniform probabilities: no bin, no confidence
+                if f.parse_status == ParseStatus.ABSTAINED:  # uniform probabilities: no bin, no confidence
                     r["forecast_bin"], r["confidence"] = "abstained", 0.0
                 else:
-                    probs = f["probabilities"]
+                    probs = list(f.probabilities)
                     top = max(range(len(probs)), key=probs.__getitem__)
                     r["forecast_bin"] = bins.label(top)
                     r["confidence"] = round(max(probs) / (sum(probs) or 1.0), 3)
                 if r["status"] == "generated":
                     r["status"] = "forecast"
-        elif kind == "queued":
-            r = rows.get(p["candidate_id"])
+        elif isinstance(e, Queued):
+            r = rows.get(e.candidate_id)
             if r is not None and not r["decision"]:
                 r["status"] = "queued for GPU"
-        elif kind == "trusted":
-            r = rows.get(p["candidate_id"])
+        elif isinstance(e, Trusted):
+            r = rows.get(e.candidate_id)
             if r is not None:
                 r["decision"], r["status"] = "trusted", "trusted (not measured)"
-        elif kind == "measured":
-            m = p["measurement"]
-            r = rows.get(m["candidate_id"])
+        elif isinstance(e, Measured):
+            m = e.measurement
+            r = rows.get(m.candidate_id)
             if r is not None:
-                r["decision"], r["status"] = "measured", m["status"]
-                r["speedup"] = m.get("speedup")
-                r["over_compile"] = over_compile(baselines, m.get("problem_id"), m.get("hardware_key"),
-                                                 r["speedup"] if m["status"] == "ok" else None)
+                r["decision"], r["status"] = "measured", m.status.value
+                r["speedup"] = m.speedup
+                r["over_compile"] = over_compile(baselines, m.problem_id, m.hardware_key,
+                                                 r["speedup"] if m.status is Status.OK else None)
     return list(rows.values())

@@ -11,6 +11,8 @@ from bokeh.plotting import figure
 
 from workbench.compose import executor_from_env
 from workbench.errors import ConfigError, WorkbenchError
+from workbench.search.events import (FailedGenerationEvent, Finished, Forecasted, Generated, Measured, Trusted,
+                                     decode_all)
 from workbench.search.loop import best_curve
 from workbench.ui.dataset_view import TITLES
 from workbench.ui.llm_settings import LLMSettingsPanel
@@ -48,29 +50,28 @@ def gpu_options(store) -> dict[str, str]:
     return opts
 
 
-def llm_line(events: list[dict]) -> str:
+def llm_line(events: list) -> str:
     """A status paragraph on the language model's work in a search ("" when none was used):
     model-written children and forecasts with their tokens and seconds, and failed generations
     with the last reason (escaped: it quotes the server and the answer)."""
     tokens = seconds = 0.0
     written = forecasts = 0
     failed, last = 0, ""
-    for e in events:
-        p = e["payload"]
-        if e["kind"] == "generated" and p.get("generation"):
-            g = p["generation"]
+    for e in decode_all(events):
+        if isinstance(e, Generated) and e.generation:
+            g = e.generation
             share = max(1, int(g.get("shared_by", 1) or 1))
             written += 1
             tokens += (g.get("prompt_tokens", 0) + g.get("completion_tokens", 0)) / share
             seconds += float(g.get("seconds", 0.0)) / share
-        elif e["kind"] == "forecast" and (p["forecast"].get("completion_tokens") or p["forecast"].get("seconds")):
-            f = p["forecast"]
+        elif isinstance(e, Forecasted) and (e.forecast.completion_tokens or e.forecast.seconds):
+            f = e.forecast
             forecasts += 1
-            tokens += f.get("prompt_tokens", 0) + f.get("completion_tokens", 0)
-            seconds += float(f.get("seconds", 0.0))
-        elif e["kind"] == "failed_generation":
+            tokens += f.prompt_tokens + f.completion_tokens
+            seconds += float(f.seconds)
+        elif isinstance(e, FailedGenerationEvent):
             failed += 1
-            last = p.get("reason", "")
+            last = e.reason
     if not (written or forecasts or failed):
         return ""
     text = (f"<p>language model: {written} children written, {forecasts} forecasts, "
@@ -183,15 +184,15 @@ class SearchView(pn.viewable.Viewer):
             elif phase == "failed":
                 self.status.object = f"<p><b>search failed:</b> {esc(self._runner.error)}</p>"
             return
-        events = self._store.events(sid)
+        events = decode_all(self._store.events(sid))
         rows = candidate_rows(events)
         self.table.value = pd.DataFrame(rows, columns=COLUMNS)
         curve = best_curve(events)
         set_data(self._curve, dict(x=[c[0] for c in curve], y=[c[1] for c in curve]))
-        measured = sum(e["kind"] == "measured" for e in events)
-        trusted = sum(e["kind"] == "trusted" for e in events)
+        measured = sum(isinstance(e, Measured) for e in events)
+        trusted = sum(isinstance(e, Trusted) for e in events)
         best = f", best {curve[-1][1]:.3f}x" if curve else ", no correct kernel yet"
-        ends = [e["payload"].get("reason", "") for e in events if e["kind"] == "finished"]
+        ends = [e.reason for e in events if isinstance(e, Finished)]
         if ends and ends[-1]:
             best += f" (ended: {esc(ends[-1])})"
         text = (f"<p>search {code(sid)} of {code(cfg.get('problem'))} ({replay}, {esc(phase)}): "

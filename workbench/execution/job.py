@@ -1,0 +1,140 @@
+"""What a measurement needs, as values: the executor's `MeasureJob` (one problem on one
+hardware, every budget and setting `chunked.run_chunk` uses) and the `WorkerJob` it sends a
+chunk worker for each candidate.
+
+A `WorkerJob` crosses the worker's job channel as a flat JSON object (`to_dict`); the worker
+reads it back with `from_dict` before any candidate code runs in that job. It carries
+settings only: what the worker reports is raw data that the executor judges (verdict.judge).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from workbench.errors import ConfigError
+from workbench.records import Candidate, Hardware, Problem
+
+
+def _ints(value: Any) -> tuple[int, ...] | None:
+    return None if value is None else tuple(int(v) for v in value)
+
+
+@dataclass(frozen=True)
+class MeasureOptions:
+    """How each candidate is checked and timed (the executor's `options` dict, typed).
+
+    `seeds`: correctness seeds (the first also builds the timed models); `second_shape`: check
+    at perturbed sizes too; `time`: time at all; `input_sets`: input sets timed in turn;
+    `timing_repeats`: timed pairs per job; `timing` / `cpu_timing`: overrides of the CUDA / CPU
+    timer settings (timing.py); `timing_cpus`: the core the worker times on; `worker_cpus`: the
+    worker process's CPU affinity; `gpu_memory_fraction`: the share of GPU memory a worker may
+    take (0: no cap).
+    """
+
+    seeds: tuple[int, ...] = (0, 1, 2)
+    second_shape: bool = True
+    time: bool = True
+    input_sets: int = 3
+    timing_repeats: int = 1
+    timing: Mapping[str, Any] = field(default_factory=dict)
+    cpu_timing: Mapping[str, Any] = field(default_factory=dict)
+    timing_cpus: tuple[int, ...] | None = None
+    worker_cpus: tuple[int, ...] | None = None
+    gpu_memory_fraction: float = 0.0
+
+    @classmethod
+    def from_dict(cls, options: Mapping[str, Any] | None) -> MeasureOptions:
+        """Options from a dict of the field names; an unknown name is refused (ConfigError)."""
+        options = dict(options or {})
+        known = {f.name for f in fields(cls)}
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise ConfigError(f"unknown measurement option(s) {unknown}; the options are "
+                              f"{', '.join(sorted(known))}")
+        for key in ("seeds", "timing_cpus", "worker_cpus"):
+            if key in options:
+                options[key] = _ints(options[key])
+        for key in ("timing", "cpu_timing"):
+            if key in options:
+                options[key] = dict(options[key] or {})
+        return cls(**options)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON form (tuples as lists); `from_dict(to_dict())` gives an equal value."""
+        out: dict[str, Any] = {}
+        for f in fields(self):
+            v = getattr(self, f.name)
+            out[f.name] = list(v) if isinstance(v, tuple) else dict(v) if isinstance(v, Mapping) else v
+        return out
+
+
+@dataclass(frozen=True)
+class WorkerJob:
+    """One candidate's job as a chunk worker receives it (see module doc).
+
+    `workdir` is the job's own directory (the candidate file is written there); `out_dir`
+    where its outputs are shipped; `lock_path` the GPU's lock (None: no lock, CPU runs).
+    """
+
+    problem: Mapping[str, Any]
+    candidate: Mapping[str, Any]
+    device: str
+    workdir: str
+    out_dir: str
+    lock_path: str | None
+    options: MeasureOptions = MeasureOptions()
+
+    @property
+    def candidate_id(self) -> str:
+        return str(self.candidate["id"])
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"problem": dict(self.problem), "candidate": dict(self.candidate), "device": self.device,
+                "workdir": self.workdir, "out_dir": self.out_dir, "lock_path": self.lock_path,
+                **self.options.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> WorkerJob:
+        base = ("problem", "candidate", "device", "workdir", "out_dir", "lock_path")
+        return cls(**{k: d[k] for k in base},
+                   options=MeasureOptions.from_dict({k: v for k, v in d.items() if k not in base}))
+
+
+@dataclass(frozen=True)
+class MeasureJob:
+    """Measuring candidates of one problem on one hardware: everything `run_chunk` needs.
+
+    Budgets per candidate, in seconds: `timeout_s` for starting, compiling and checking (CUDA
+    C++ candidates get three times as long, `compile_budget_s`), `run_timeout_s` for its timed
+    regions (None: they count against `timeout_s`), `max_wait_s` in all; waiting for the GPU's
+    lock counts against none but `max_wait_s`. `gpu_index` sets CUDA_VISIBLE_DEVICES (None:
+    inherited); `cpu_mem_bytes` the worker's RLIMIT_AS (CPU runs only: it breaks CUDA);
+    `roofline_floor_ms` the fastest time believed (None: no floor); `cache_root` the build
+    cache's root (None: the default).
+    """
+
+    problem: Problem
+    hardware: Hardware
+    device: str = "cuda"
+    gpu_index: int | None = None
+    timeout_s: float = 120.0
+    run_timeout_s: float | None = None
+    max_wait_s: float = 3600.0
+    lock_path: str | None = None
+    roofline_floor_ms: float | None = None
+    cpu_mem_bytes: int | None = None
+    cache_root: str | Path | None = None
+    options: MeasureOptions = MeasureOptions()
+
+    def replace(self, **changes: Any) -> MeasureJob:
+        return replace(self, **changes)
+
+    def compile_budget_s(self, candidate: Candidate) -> float:
+        return self.timeout_s * (3 if candidate.backend == "cuda" else 1)
+
+    def for_candidate(self, candidate: Candidate, workdir: Path) -> WorkerJob:
+        """The worker's job for `candidate`, its outputs under `workdir / "out"`."""
+        return WorkerJob(problem=self.problem.to_dict(), candidate=candidate.to_dict(), device=self.device,
+                         workdir=str(workdir), out_dir=str(workdir / "out"), lock_path=self.lock_path,
+                         options=self.options)
