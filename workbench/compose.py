@@ -38,7 +38,8 @@ def executor_from_env() -> tuple[str, str | None]:
 def make_executor(target: Target | str, store: Any = None, **options: Any):
     """The executor of `target`: CacheExecutor over `store`'s recorded measurements (replay),
     LocalGPUExecutor (cuda:N), CPUExecutor (cpu) or RayExecutor (ray). `options` go to the live
-    executors' constructors (workers, timeouts, ...); a replay takes none."""
+    executors' constructors (workers, timeouts, ...); a replay takes none. A cuda target may be
+    given `gpus=[0, 1, ...]`: several local GPUs of one type instead of GPU N alone."""
     target = Target.parse(target) if isinstance(target, str) else target
     if target.kind == "replay":
         from workbench.execution.executors import CacheExecutor
@@ -56,7 +57,8 @@ def make_executor(target: Target | str, store: Any = None, **options: Any):
     if target.kind == "cuda":
         from workbench.execution.executors import LocalGPUExecutor
 
-        return LocalGPUExecutor(gpus=[target.index], **options)
+        gpus = list(options.pop("gpus", None) or [target.index])
+        return LocalGPUExecutor(gpus=gpus, **options)
     from workbench.execution.ray_executor import RayExecutor
 
     return RayExecutor(address=target.address, device=target.device, **options)
