@@ -200,3 +200,10 @@ def test_app_builds_with_replay_banner(store, monkeypatch):
     monkeypatch.setenv("WORKBENCH_AUTH", "1")
     refusal = app.build(store).main[0].object  # no server asks for a login here
     assert "WORKBENCH_AUTH is set but the server has no login" in refusal and "REPLAY" not in refusal
+
+
+def test_the_search_view_reads_the_replay_key_through_target():
+    from workbench.ui.search_view import _replay_key
+
+    assert _replay_key("replay:h200") == "h200" and _replay_key(" REPLAY:H100") == "h100"
+    assert [_replay_key(g) for g in ("cuda:0", "cpu", "ray", "replay:", "", None)] == [None] * 6
