@@ -1,11 +1,15 @@
 """Helpers shared by the benchmark scripts (each adds this directory to sys.path)."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
 import sys
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
+from typing import Any, Callable, Iterable
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -53,3 +57,36 @@ def write_results(results_dir: Path, name: str, text: str, full: bool, out: str 
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text)
     return paths
+
+
+def wait_measurements(futures: Iterable[Future], deadline: float, path: Path, started: float, mode: str = "a",
+                      progress: Callable[[int, int, float], None] | None = None) -> tuple[dict[str, Any], float, bool]:
+    """Wait for an executor's measurement futures until `deadline` (epoch seconds), writing each
+    Measurement to `path` as one JSON line as it finishes (`mode` "a" appends, "w" starts the
+    file; every line is flushed, so a cut run keeps what finished). Cancelled futures are skipped.
+
+    Returns (measurements by candidate id, seconds from `started` (time.monotonic()) to the last
+    measurement, whether the deadline came first). `progress(done, just_finished, seconds)` is
+    called after each wait that finished something.
+    """
+    done: dict[str, Any] = {}
+    t_last, cut = started, False
+    with open(path, mode) as fh:
+        pending = set(futures)
+        while pending:
+            left = deadline - time.time()
+            if left <= 0:
+                cut = True
+                break
+            finished, pending = wait(pending, timeout=min(left, 5.0), return_when=FIRST_COMPLETED)
+            for f in finished:
+                if f.cancelled():
+                    continue
+                m = f.result()
+                done[m.candidate_id] = m
+                fh.write(json.dumps(m.to_dict()) + "\n")
+                fh.flush()
+                t_last = time.monotonic()
+            if finished and progress is not None:
+                progress(len(done), len(finished), t_last - started)
+    return done, t_last - started, cut

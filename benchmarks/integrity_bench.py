@@ -68,13 +68,19 @@ GPU = 0   # --gpu
 
 
 def _executor(workers: int, cache: Path, timeout_s: float = 180.0):
-    from workbench.execution.executors import ChunkedExecutor, LocalGPUExecutor
-    from workbench.execution.hardware import cpu_hardware
-
+    """GPU `GPU` through compose.make_executor. The CPU smoke run keeps a ChunkedExecutor on the
+    CPU: the chunked worker path that LocalGPUExecutor runs (CPUExecutor, the cpu target's
+    executor, measures through another path)."""
     if os.environ.get("WB_INTEGRITY_CPU"):   # smoke runs of this script on a machine without a GPU
+        from workbench.execution.executors import ChunkedExecutor
+        from workbench.execution.hardware import cpu_hardware
+
         return ChunkedExecutor(cpu_hardware(), device="cpu", workers=2, timeout_s=timeout_s, cache_root=cache,
                                options={"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}})
-    return LocalGPUExecutor(gpus=[GPU], workers=workers, timeout_s=timeout_s, cache_root=cache)
+    from workbench.compose import make_executor
+    from workbench.spec import Target
+
+    return make_executor(Target("cuda", index=GPU), workers=workers, timeout_s=timeout_s, cache_root=cache)
 
 
 def stage_probes(args) -> dict:

@@ -49,13 +49,13 @@ import statistics
 import sys
 import tempfile
 import time
-from concurrent.futures import FIRST_COMPLETED, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the device machine has no network
 
+from workbench.compose import make_executor  # noqa: E402
 from workbench.errors import ConfigError  # noqa: E402
 from workbench.families import get_family  # noqa: E402
 from workbench.landscape import enumerate_landscape, load_protocol, structure, write_landscapes  # noqa: E402
@@ -63,7 +63,7 @@ from workbench.problems import get_problem  # noqa: E402
 from workbench.records import Measurement  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import commit  # noqa: E402
+from _common import commit, wait_measurements  # noqa: E402
 
 RESULTS_DIR = Path(__file__).parent / "results"
 CPU_OPTIONS = {"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}}
@@ -108,21 +108,16 @@ def shard_candidates(problem_ids: list[str], max_points: int | None, mutations: 
 
 
 def _executor(args, gpus: int):
+    """--cpu: the CPU interpreter; --local: the local GPU executor on GPUs 0..gpus-1; else a local
+    Ray cluster of `gpus` GPUs."""
     if args.cpu:
-        from workbench.execution.executors import CPUExecutor
-
-        return CPUExecutor(workers=args.workers, options=CPU_OPTIONS)
+        return make_executor("cpu", workers=args.workers, options=CPU_OPTIONS)
+    budgets = dict(timeout_s=args.timeout_s, run_timeout_s=args.run_timeout_s,
+                   cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
     if args.local:
-        from workbench.execution.executors import LocalGPUExecutor
-
-        return LocalGPUExecutor(gpus=list(range(gpus)), workers=args.workers, timeout_s=args.timeout_s,
-                                run_timeout_s=args.run_timeout_s,
-                                cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
-    from workbench.execution.ray_executor import RayExecutor
-
-    return RayExecutor(device="cuda", num_gpus=gpus, chunk_size=args.chunk, workers_per_task=args.workers,
-                       max_retries=2, timeout_s=args.timeout_s, run_timeout_s=args.run_timeout_s,
-                       cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
+        return make_executor("cuda", gpus=list(range(gpus)), workers=args.workers, **budgets)
+    return make_executor("ray", num_gpus=gpus, chunk_size=args.chunk, workers_per_task=args.workers,
+                         max_retries=2, **budgets)
 
 
 def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path) -> dict:
@@ -138,28 +133,13 @@ def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path) -> 
     futures = []
     for pid, cs in by_pid.items():
         futures += ex.submit(get_problem(pid), cs)
-    done: dict[str, Measurement] = {}
-    t_last, cut = t0, False
-    with open(path, "a") as fh:
-        pending = set(futures)
-        while pending:
-            left = deadline - time.time()
-            if left <= 0:
-                cut = True
-                break
-            finished, pending = wait(pending, timeout=min(left, 5.0), return_when=FIRST_COMPLETED)
-            for f in finished:
-                if f.cancelled():
-                    continue
-                m = f.result()
-                done[m.candidate_id] = m
-                fh.write(json.dumps(m.to_dict()) + "\n")
-                fh.flush()
-                t_last = time.monotonic()
-            if finished and len(done) % 50 < len(finished):
-                log(f"{gpus} GPU(s): {len(done)}/{len(cands)} in {t_last - t0:.0f} s")
+
+    def progress(n: int, new: int, seconds: float) -> None:  # about every 50 measurements
+        if n % 50 < new:
+            log(f"{gpus} GPU(s): {n}/{len(cands)} in {seconds:.0f} s")
+
+    done, el, cut = wait_measurements(futures, deadline, path, t0, mode="a", progress=progress)
     ex.close()
-    el = t_last - t0
     hw = getattr(ex, "hardware", None)
     return {"measured": len(done), "of": len(cands), "elapsed_s": round(el, 2), "startup_s": round(startup, 2),
             "per_min": round(60 * len(done) / el, 2) if el > 0 else None, "cut_by_budget": cut,

@@ -31,7 +31,6 @@ import os
 import sys
 import tempfile
 import time
-from concurrent.futures import FIRST_COMPLETED, wait
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,12 +39,12 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # the device machine has 
 
 from workbench.execution.ray_executor import RayExecutor, import_ray  # noqa: E402
 from workbench.problems import get_problem  # noqa: E402
-from workbench.records import Candidate, Measurement  # noqa: E402
+from workbench.records import Candidate  # noqa: E402
 from workbench.search.mutations import neighbourhood  # noqa: E402
 from workbench.zoo import zoo_candidates  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import commit  # noqa: E402
+from _common import commit, wait_measurements  # noqa: E402
 
 GPU_OPTIONS: dict = {}  # the executor's default seeds, checks and adaptive timing
 CPU_OPTIONS = {"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}}
@@ -103,27 +102,10 @@ def measure_run(batch: list[Candidate], count: int, args, deadline: float, out_p
     for pid, cs in by_problem.items():
         for c, f in zip(cs, ex.submit(get_problem(pid), cs)):
             futures[f] = c
-    done: dict[str, Measurement] = {}
-    t_last, cut = t0, False
-    with open(out_path, "w") as fh:
-        pending = set(futures)
-        while pending:
-            left = deadline - time.time()
-            if left <= 0:
-                cut = True
-                break
-            finished, pending = wait(pending, timeout=min(left, 5.0), return_when=FIRST_COMPLETED)
-            for f in finished:
-                m = f.result()
-                done[m.candidate_id] = m
-                fh.write(json.dumps(m.to_dict()) + "\n")
-                fh.flush()
-                t_last = time.monotonic()
-            if finished:
-                log(f"{count}x: {len(done)}/{len(batch)} in {t_last - t0:.0f} s")
+    done, elapsed, cut = wait_measurements(futures, deadline, out_path, t0, mode="w",
+                                           progress=lambda n, new, s: log(f"{count}x: {n}/{len(batch)} in {s:.0f} s"))
     placements = dict(ex.placements)
     ex.close()  # cancels what a cut left running; shuts the cluster down
-    elapsed = t_last - t0
 
     def where(cid: str) -> str:  # host:gpuN on GPUs, host:pidN (the Ray worker) on CPUs
         p = placements.get(cid, {})

@@ -56,6 +56,7 @@ from workbench.forecast.learned import LearnedForecaster  # noqa: E402
 from workbench.forecast.prompts import PromptSet  # noqa: E402
 from workbench.rl import data  # noqa: E402
 from workbench.rl.rewards import TRAINING_REWARDS, get_reward  # noqa: E402
+from workbench.spec.target import Target  # noqa: E402
 
 RESULTS_DIR = ROOT / "benchmarks" / "results"
 CONTROLS = ("warm_start", "learned", "climatology", "random")
@@ -351,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
             model, tok, name=name, device=args.device, prompt=ps,
             max_new_tokens=args.max_completion_tokens, max_source_chars=args.max_source_chars,
             batch_size=args.eval_batch)
-        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.device.startswith("cuda")):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=Target.local(args.device, what="--device").cuda):
             got = forecast_rows(fc, eval_rows)
         row = score_forecasts(got, eval_rows, ref_probs, order, args.n_boot, args.seed)
         row["eval_seconds"] = round(time.time() - t, 1)

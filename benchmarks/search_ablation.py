@@ -43,8 +43,9 @@ from tqdm import tqdm
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import commit, write_results  # noqa: E402
-from search_bench import RESULTS_DIR, eligible_problems, learned_factory, metrics, run_one  # noqa: E402
+from search_bench import RESULTS_DIR, bench_spec, eligible_problems, learned_factory, metrics, run_one  # noqa: E402
 
+from workbench.spec import Target  # noqa: E402
 from workbench.store import Store  # noqa: E402
 
 #: name -> (method, keyword arguments)
@@ -76,7 +77,9 @@ def _problem(args: tuple) -> list[dict[str, Any]]:
             for name in variants:
                 method, kw = VARIANTS[name]
                 for seed in seeds:
-                    r = run_one(store, problem, records, gpu, method, seed, budget, forecaster, k, m, kw)
+                    spec = bench_spec(problem.id, Target("replay", key=gpu), budget, k, m)
+                    r = run_one(store, problem, records, spec.replace(method=method, seed=seed), method, forecaster,
+                                kw)
                     out.append({**r, "method": name})
     return out
 

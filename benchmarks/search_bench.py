@@ -115,7 +115,9 @@ from tqdm import tqdm
 from workbench.errors import ConfigError, WorkbenchError
 from workbench.execution.executors import CacheExecutor
 from workbench.records import Problem
-from workbench.search import ReplayGenerator, SearchRun, best_curve, make_method
+from workbench import compose
+from workbench.search import ReplayGenerator, best_curve, make_method
+from workbench.spec import ForecasterChoice, MethodChoice, SearchSpec, Target
 from workbench.spec.registry import DEFAULTS, forecaster_names
 from workbench.store import Store
 
@@ -153,37 +155,51 @@ def roofline_factory(records, held_out: str):
     return RooflineForecaster()
 
 
-def search_once(store, problem: Problem, executor, generator, forecaster, method: str, seed: int, budget: int,
-                k: int, m: int, method_kw: dict | None = None,
-                stop_when: Callable[[], bool] | None = None, **run_kw) -> dict[str, Any]:
-    """One search with the given components; returns its summary plus the best-so-far curve.
-    `stop_when()`, asked after each step, ends the search early when it returns True;
-    "finished" is False when the search was ended so."""
-    run = SearchRun(store, problem, executor, generator, forecaster,
-                    make_method(method, k=k, m=m, **(method_kw or {})), budget=budget, seed=seed, **run_kw)
+def bench_spec(problem_id: str, target: Target | str, budget: int, k: int, m: int, forecaster: str = "learned",
+               adapt: bool = True, max_seeds: int = int(DEFAULTS["max_seeds"]),  # type: ignore[arg-type]
+               reference_time: str = "estimate") -> SearchSpec:
+    """The base spec of a benchmark's searches of one problem (measure_all, seed 0); its runs are
+    `spec.replace(method=..., seed=...)`. `reference_time` describes the learned forecaster's
+    (`learned_factory` and `h100_factory` fit with the estimated one)."""
+    choice = ForecasterChoice(forecaster, reference_time=reference_time, adapt=adapt)
+    return SearchSpec(problem_id, target=target, forecaster=choice, method=MethodChoice(BASELINE, k, m),
+                      budget=budget, max_seeds=max_seeds)
+
+
+def search_once(store, spec: SearchSpec, problem: Problem, executor, generator, forecaster,
+                method_kw: dict | None = None, stop_when: Callable[[], bool] | None = None) -> dict[str, Any]:
+    """One search of `spec` (compose.build) with the given executor, generator and forecaster
+    object (None: none); returns its summary plus the best-so-far curve. `stop_when()`, asked
+    after each step, ends the search early when it returns True; "finished" is False when the
+    search was ended so."""
+    run = compose.build(spec, store, problem=problem, executor=executor, generator=generator,
+                        forecaster=forecaster, method_options=method_kw)
     while run.step() and not (stop_when is not None and stop_when()):
         pass
     summary = run.summary()
-    return {"finished": summary["finished"], "problem_id": problem.id, "method": method, "seed": seed, "budget": budget,
+    return {"finished": summary["finished"], "problem_id": problem.id, "method": spec.method.name,
+            "seed": spec.seed, "budget": spec.budget,
             "best_speedup": summary["best_speedup"] or 0.0, "gpu_measurements": summary["gpu_measurements"],
             "considered": summary["candidates_considered"], "trusted": summary["trusted"],
             "finish_reason": summary["finish_reason"],
             "curve": best_curve(store.events(run.search_id))}
 
 
-def run_one(store, problem: Problem, records, hardware_key: str, method: str, seed: int, budget: int,
-            forecaster, k: int, m: int, method_kw: dict | None = None, adapt: bool = True) -> dict[str, Any]:
-    """One replayed search; returns its summary plus the best-so-far curve. A control method
-    (`screen_topk[random]`) runs its base method with `RandomScoreForecaster(seed)` instead of
-    `forecaster` and is recorded under its own name."""
+def run_one(store, problem: Problem, records, spec: SearchSpec, method: str, forecaster,
+            method_kw: dict | None = None) -> dict[str, Any]:
+    """One replayed search of `spec` (target replay:KEY) run as `method`, answered from `records`;
+    returns its summary plus the best-so-far curve. A control method (`screen_topk[random]`) runs
+    its base method with `RandomScoreForecaster(seed)` instead of `forecaster` and is recorded
+    under its own name."""
     base, control = split_control(method)
+    spec = spec.replace(method=base)
     if control is not None:
-        forecaster = RandomScoreForecaster(seed)
+        forecaster = RandomScoreForecaster(spec.seed)
+    hardware_key = spec.target.key
     ms = [x for x in records.measurements if x.problem_id == problem.id and x.hardware_key == hardware_key]
     ex = CacheExecutor(ms, hardware_key)
     cands = [c for c in records.candidates if c.problem_id == problem.id]
-    r = search_once(store, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster, base, seed,
-                    budget, k, m, method_kw, adapt_forecasts=adapt)
+    r = search_once(store, spec, problem, ex, ReplayGenerator(cands, ex.candidate_ids), forecaster, method_kw)
     r.pop("finished")  # a replayed search always runs to its end
     r["method"] = method
     return r
@@ -200,14 +216,15 @@ def eligible_problems(records, hardware_key: str, budget: int) -> list[Problem]:
 
 def _problem_runs(records, problem: Problem, hardware_key: str, budget: int, seeds: Sequence[int],
                   forecaster_factory: ForecasterFactory, methods: Sequence[str], k: int, m: int,
-                  method_kw: dict[str, dict] | None, adapt: bool, store) -> list[dict[str, Any]]:
+                  method_kw: dict[str, dict] | None, adapt: bool, forecaster_name: str, store) -> list[dict[str, Any]]:
     """Every method x seed on one problem, with one forecaster fitted for it. The fit is skipped
     when only measure_all (which never reads forecasts; it then runs without a forecaster) and
     controls (which bring their own) run. A control gets its base method's `method_kw`."""
     fit = any(split_control(x)[1] is None and x != BASELINE for x in methods)
     forecaster = forecaster_factory(records, problem.id) if fit else None
-    return [run_one(store, problem, records, hardware_key, method, seed, budget, forecaster, k, m,
-                    (method_kw or {}).get(split_control(method)[0]), adapt)
+    base = bench_spec(problem.id, Target("replay", key=hardware_key), budget, k, m, forecaster_name, adapt)
+    return [run_one(store, problem, records, base.replace(seed=seed), method, forecaster,
+                    (method_kw or {}).get(split_control(method)[0]))
             for method in methods for seed in seeds]
 
 
@@ -229,8 +246,10 @@ def run_benchmark(records, hardware_key: str, budget: int, seeds: Sequence[int],
                   forecaster_factory: ForecasterFactory, problems: Sequence[Problem] | None = None,
                   methods: Sequence[str] = REPLAY_METHODS, k: int = 4, m: int = 4,
                   method_kw: dict[str, dict] | None = None, progress: bool = False,
-                  adapt: bool = True, jobs: int = 1) -> list[dict[str, Any]]:
+                  adapt: bool = True, jobs: int = 1, forecaster: str = "learned") -> list[dict[str, Any]]:
     """Every method x problem x seed; returns the per-run results in problem, method, seed order.
+    Each run is `bench_spec(...).replace(method=..., seed=...)` (`forecaster`: the registered name
+    the stored specs give `forecaster_factory`'s forecaster).
 
     `adapt`: the searches correct their forecasts with their own measurements (SearchRun's
     adapt_forecasts). `jobs` > 1 runs that many problems at once in worker processes (each
@@ -239,7 +258,7 @@ def run_benchmark(records, hardware_key: str, budget: int, seeds: Sequence[int],
     problems = list(problems) if problems is not None else eligible_problems(records, hardware_key, budget)
     if jobs < 1:
         raise ConfigError(f"--jobs must be at least 1, got {jobs}")
-    rest = (hardware_key, budget, list(seeds), forecaster_factory, list(methods), k, m, method_kw, adapt)
+    rest = (hardware_key, budget, list(seeds), forecaster_factory, list(methods), k, m, method_kw, adapt, forecaster)
     bar = tqdm(total=len(problems), desc="problems", unit="problem", file=sys.stderr, disable=not progress)
     out: list[dict[str, Any]] = []
     try:
@@ -468,7 +487,8 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
              max_seeds: int = 4, budget_s: float = 420.0, progress: bool = True, parallel: int = 1,
              generator_factory: GeneratorFactory = mutation_generator,
              warm_up: Callable[[], Any] | None = None, adapt: bool = True,
-             deadline_s: float | None = None) -> dict[str, Any]:
+             deadline_s: float | None = None, target: Target | str | None = None,
+             forecaster: str = "learned") -> dict[str, Any]:
     """Every problem x seed x method measured live on `executor` (shared; each run measures its own
     candidates, so each method's GPU budget is exact).
 
@@ -488,7 +508,13 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
     included) is listed in "failed" with its error; the other runs go on. Returns {"runs",
     "skipped", "failed", "seconds", "warm_up_s", "parallel"}, each list in plan order; each run
     carries `wall_s` (seconds) and `budget_exact`.
+
+    Each run is `bench_spec(...).replace(method=..., seed=...)`; `target` (default: cpu for the
+    CPU interpreter, else cuda) and `forecaster` (a registered name) describe the executor and
+    `forecaster_factory`'s forecaster in those specs.
     """
+    if target is None:
+        target = "cpu" if executor.hardware.key == "cpu" else "cuda"
     if parallel < 1:
         raise ConfigError(f"--parallel must be at least 1, got {parallel}")
     t0 = time.monotonic()
@@ -551,9 +577,9 @@ def run_live(records, problems: Sequence[Problem], executor, seeds: Sequence[int
                     if problem.id not in forecasters:
                         forecasters[problem.id] = forecaster_for(problem)
                     fc = forecasters[problem.id]
-                    r = search_once(store, problem, executor, generator_factory(problem), fc, method, seed,
-                                    budget, k, m, max_seeds=max_seeds, adapt_forecasts=adapt,
-                                    stop_when=past_deadline)
+                    spec = bench_spec(problem.id, target, budget, k, m, forecaster, adapt, max_seeds)
+                    r = search_once(store, spec.replace(method=method, seed=seed), problem, executor,
+                                    generator_factory(problem), fc, stop_when=past_deadline)
                 except Exception as e:  # noqa: BLE001 - one failed run must not stop the others
                     rec = {**key, "budget": budget, "error": f"{type(e).__name__}: {e}",
                            "wall_s": round(time.monotonic() - t1, 2)}
@@ -847,7 +873,8 @@ def live_main(args) -> int:
         warm = (lambda: warm_h100_features(records)) if args.parallel > 1 and args.forecaster == "learned" else None
         out = run_live(records, problems, executor, seeds, args.budget, factory, methods, k=args.k, m=args.m,
                        max_seeds=args.max_seeds, budget_s=args.budget_s, parallel=args.parallel, warm_up=warm,
-                       adapt=not args.no_adapt, deadline_s=args.deadline_s)
+                       adapt=not args.no_adapt, deadline_s=args.deadline_s, target=args.gpu,
+                       forecaster=args.forecaster)
     finally:
         executor.close()
     call = {"commit": commit(), "date": time.strftime("%Y-%m-%d"), "device": args.gpu,
@@ -962,7 +989,8 @@ def main(argv: list[str] | None = None) -> int:
     factory = learned_factory if args.forecaster == "learned" else roofline_factory
     t0 = time.time()
     results = run_benchmark(records, args.gpu, args.budget, list(range(args.seeds)), factory, problems,
-                            k=args.k, m=args.m, progress=True, adapt=not args.no_adapt, jobs=args.jobs)
+                            k=args.k, m=args.m, progress=True, adapt=not args.no_adapt, jobs=args.jobs,
+                            forecaster=args.forecaster)
     doc = replay_doc(results, args.gpu, {"budget": args.budget, "seeds": args.seeds, "k": args.k, "m": args.m,
                                          "forecaster": args.forecaster, "adapt_forecasts": not args.no_adapt,
                                          "problems": [p.id for p in problems],

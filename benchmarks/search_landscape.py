@@ -65,7 +65,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import commit  # noqa: E402
-from search_bench import search_once  # noqa: E402
+from search_bench import bench_spec, search_once  # noqa: E402
 from search_control import (CI_LEVEL, RandomScoreForecaster, bootstrap_mean_ci, censored_fraction,  # noqa: E402
                             control_name, protocol_factory, split_control, tie_floor)
 
@@ -79,6 +79,7 @@ from workbench.records import Status  # noqa: E402
 from workbench.search import SearchRun, best_curve  # noqa: E402
 from workbench.search.events import Archived, Measured, Trusted, decode_all  # noqa: E402
 from workbench.search.methods import SkipCertificate, certify_skip, make_method  # noqa: E402
+from workbench.spec import Target  # noqa: E402
 from workbench.store import Store  # noqa: E402
 from workbench.spec.registry import DEFAULTS, forecaster_names  # noqa: E402
 
@@ -220,7 +221,9 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
                         if base == SKIP:
                             r = certified_search(store, problem, ex, gen, f, seed, budget, k, m, cert, speed)
                         else:
-                            r = search_once(store, problem, ex, gen, f, base, seed, budget, k, m)
+                            spec = bench_spec(pid, Target("replay", key=gpu), budget, k, m, forecaster,
+                                              reference_time="measured")  # LearnedForecaster()'s
+                            r = search_once(store, spec.replace(method=base, seed=seed), problem, ex, gen, f)
                         r["method"] = method
                         runs.append(r)
     return runs, info

@@ -72,3 +72,34 @@ def test_write_results_keeps_partial_runs_out_of_results(tmp_path, capsys):
     assert written == [results / "r.json", out / "r.json"]
     assert all(p.read_text() == "{2}" for p in written)
     assert capsys.readouterr().err == ""
+
+
+class _M:
+    """A measurement's two faces the wait loop uses: its candidate id and its dict."""
+
+    def __init__(self, cid: str):
+        self.candidate_id = cid
+
+    def to_dict(self) -> dict:
+        return {"candidate_id": self.candidate_id}
+
+
+def test_wait_measurements_writes_each_as_it_finishes_and_stops_at_the_deadline(tmp_path):
+    import json
+    import time
+    from concurrent.futures import Future
+
+    done_f, cancelled, never = Future(), Future(), Future()
+    done_f.set_result(_M("a"))
+    cancelled.cancel()
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"candidate_id": "old"}\n')
+    heard = []
+    t0 = time.monotonic()
+    got, seconds, cut = common.wait_measurements([done_f, cancelled, never], time.time() + 0.3, path, t0,
+                                                 progress=lambda n, new, s: heard.append((n, new)))
+    assert list(got) == ["a"] and cut and 0 <= seconds < 0.3
+    assert [json.loads(x)["candidate_id"] for x in path.read_text().splitlines()] == ["old", "a"]  # appended
+    assert heard and heard[0][0] == 1
+    got, _, cut = common.wait_measurements([done_f], time.time() + 5, path, time.monotonic(), mode="w")
+    assert list(got) == ["a"] and not cut and path.read_text().splitlines() == ['{"candidate_id": "a"}']

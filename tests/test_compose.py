@@ -128,3 +128,13 @@ def test_executors_are_made_from_targets(db):
         assert isinstance(ex, CPUExecutor)
     finally:
         ex.close()
+
+
+def test_a_cuda_target_takes_its_gpu_or_the_gpus_given(monkeypatch):
+    from workbench.execution import executors
+
+    made = []
+    monkeypatch.setattr(executors, "LocalGPUExecutor", lambda **kw: made.append(kw) or kw)
+    compose.make_executor("cuda:3", workers=1)
+    compose.make_executor("cuda", gpus=[0, 1], workers=4)
+    assert made == [{"gpus": [3], "workers": 1}, {"gpus": [0, 1], "workers": 4}]

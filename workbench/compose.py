@@ -44,7 +44,8 @@ def executor_from_env() -> tuple[str, str | None]:
 def make_executor(target: Target | str, store: Any = None, **options: Any):
     """The executor of `target`: CacheExecutor over `store`'s recorded measurements (replay),
     LocalGPUExecutor (cuda:N), CPUExecutor (cpu) or RayExecutor (ray). `options` go to the live
-    executors' constructors (workers, timeouts, ...); a replay takes none."""
+    executors' constructors (workers, timeouts, ...); a replay takes none. A cuda target may be
+    given `gpus=[0, 1, ...]`: several local GPUs of one type instead of GPU N alone."""
     target = Target.parse(target) if isinstance(target, str) else target
     if target.kind == "replay":
         from workbench.execution.executors import CacheExecutor
@@ -62,7 +63,8 @@ def make_executor(target: Target | str, store: Any = None, **options: Any):
     if target.kind == "cuda":
         from workbench.execution.executors import LocalGPUExecutor
 
-        return LocalGPUExecutor(gpus=[target.index], **options)
+        gpus = list(options.pop("gpus", None) or [target.index])
+        return LocalGPUExecutor(gpus=gpus, **options)
     from workbench.execution.ray_executor import RayExecutor
 
     return RayExecutor(address=target.address, device=target.device, **options)
@@ -145,12 +147,12 @@ def make_local_forecaster(model: str, gguf_file: str | None = None, adapter: str
     most `LOCAL_MAX_NEW_TOKENS` tokens. Loading errors are ConfigErrors that name the fix."""
     from workbench.forecast.local import LocalTransformersForecaster
 
-    if device.startswith("cuda"):
+    target = Target.local(device, what="the local model's device")
+    if target.kind == "cuda":
         import torch
 
         n = torch.cuda.device_count() if torch.cuda.is_available() else 0
-        index = int(device.partition(":")[2] or 0)
-        if index >= n:
+        if target.index >= n:
             raise ConfigError(f"device {device}: this machine has {n} CUDA device(s); run the local model "
                               "on cpu" + (f" or cuda:0..cuda:{n - 1}" if n else ""))
     return LocalTransformersForecaster(model, gguf_file=gguf_file, adapter_path=adapter, device=device,
@@ -195,26 +197,42 @@ def make_forecaster(spec: SearchSpec, store: Any, problem, hardware_key: str, ll
 
 
 # ---------------------------------------------------------------------- runs
+#: `build`'s default for `forecaster`: make the spec's forecaster.
+FROM_SPEC: Any = object()
+
+
 def build(spec: SearchSpec, store: Any, *, llm: Any = None, progress: Callable[[str], None] | None = None,
-          cache_dir: str | None = None, executor: Any = None, **executor_options: Any):
+          cache_dir: str | None = None, executor: Any = None, problem: Any = None, generator: Any = None,
+          forecaster: Any = FROM_SPEC, method_options: dict[str, Any] | None = None, **executor_options: Any):
     """A SearchRun of `spec` over `store` (not started: call `start()` or `resume(id)`).
 
     llm: the endpoint for llm forecasters / generators (`LLMEndpoint` or an object with its
     attributes; None: the environment). executor: an executor to use instead of the target's
     (a benchmark's shared one); it must measure on the target's GPU type. executor_options:
     see `make_executor`.
+
+    Parts a caller already holds (a benchmark replaying recorded measurements that are not in
+    `store`) replace what the spec would make: `problem` (its id must be `spec.problem`),
+    `generator`, `forecaster` (an object, or None for no forecaster; the stored spec still names
+    the spec's forecaster) and `method_options` (method arguments besides k and m, e.g. a
+    selective method's policy).
     """
     from workbench.problems.registry import resolve
     from workbench.search import SearchRun, make_method
     from workbench.search.pipeline import in_flight_setting
     from workbench.search.selection import make_selector
 
-    problem = resolve(spec.problem, store=store)
+    if problem is None:
+        problem = resolve(spec.problem, store=store)
+    elif problem.id != spec.problem:
+        raise ConfigError(f"the problem given ({problem.id}) is not the spec's ({spec.problem})")
     if executor is None:
         executor = make_executor(spec.target, store, **executor_options)
-    generator = make_generator(spec, store, problem, executor, llm)
-    forecaster = make_forecaster(spec, store, problem, executor.hardware.key, llm, progress, cache_dir)
-    method = make_method(spec.method.name, k=spec.method.k, m=spec.method.m)
+    if generator is None:
+        generator = make_generator(spec, store, problem, executor, llm)
+    if forecaster is FROM_SPEC:
+        forecaster = make_forecaster(spec, store, problem, executor.hardware.key, llm, progress, cache_dir)
+    method = make_method(spec.method.name, k=spec.method.k, m=spec.method.m, **(method_options or {}))
     run = SearchRun(store, problem, executor, generator, forecaster, method, budget=spec.budget,
                     seed=spec.seed, selector=make_selector(spec.selector), max_seeds=spec.max_seeds,
                     adapt_forecasts=spec.forecaster.adapt,
@@ -250,6 +268,6 @@ def resume(spec: SearchSpec, store: Any, search_id: str, **build_options: Any):
     return build(spec, store, **build_options).resume(search_id)
 
 
-__all__ = ["LLMEndpoint", "LOCAL_MAX_NEW_TOKENS", "LOCAL_PROMPT", "RESUMABLE_CHANGES", "build", "check_resume",
-           "executor_from_env", "make_executor", "make_forecaster", "make_generator", "make_local_forecaster",
-           "ray_executor", "resume", "stored_spec"]
+__all__ = ["FROM_SPEC", "LLMEndpoint", "LOCAL_MAX_NEW_TOKENS", "LOCAL_PROMPT", "RESUMABLE_CHANGES", "build",
+           "check_resume", "executor_from_env", "make_executor", "make_forecaster", "make_generator",
+           "make_local_forecaster", "ray_executor", "resume", "stored_spec"]

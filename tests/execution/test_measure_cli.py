@@ -10,10 +10,11 @@ from workbench.errors import ConfigError
 
 
 def test_parse_device():
-    assert parse_device("cpu") is None
-    assert parse_device("cuda") == 0 and parse_device("cuda:3") == 3 and parse_device("1") == 1
-    with pytest.raises(ConfigError):
-        parse_device("tpu:0")
+    assert parse_device("cpu").kind == "cpu"
+    assert [str(parse_device(t)) for t in ("cuda", "cuda:3", "1", " CUDA:2 ")] == ["cuda:0", "cuda:3", "cuda:1", "cuda:2"]
+    for bad in ("tpu:0", "replay:h100", "ray", "cuda:x", "-1", ""):
+        with pytest.raises(ConfigError, match="--gpu .* is not a device of this machine"):
+            parse_device(bad)
 
 
 def test_measure_ok_and_save(capsys, tmp_path):

@@ -110,10 +110,11 @@ def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(shi
         fits.append({m.problem_id for m in records.measurements})
         return NoisyOracle(speed, sigma=0.3)
 
-    monkeypatch.setitem(bench.FORECASTERS, "oracle", oracle)
+    # the double stands in for the learned forecaster: a search spec names registered forecasters only
+    monkeypatch.setitem(bench.FORECASTERS, "learned", oracle)
     out = tmp_path / "out"
     assert bench.main(["--landscapes", str(ship), "--gpu", "h100", "--budgets", "16", "--seeds", "3",
-                       "--forecaster", "oracle", "--methods", "measure_all,screen_topk,certified_skip",
+                       "--forecaster", "learned", "--methods", "measure_all,screen_topk,certified_skip",
                        "--trust-folds", "2", "--trust-risk", "0.2", "--trust-delta", "0.2", "--out", str(out)]) == 0
     doc = json.loads((out / "search-landscape-h100.json").read_text())
     assert all(HELD not in f for f in fits) and len(fits) == 3  # the search's fit and one per fold

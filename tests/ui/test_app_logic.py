@@ -237,3 +237,10 @@ def test_the_form_builds_a_local_forecaster_spec_and_shows_errors_escaped(store,
     assert "needs a model" in view.status.object and runner.phase == "idle"
     view.forecaster.value = "roofline"
     assert not view.local.visible and view.form.spec("L1/01_softmax").forecaster.name == "roofline"
+
+
+def test_the_search_view_reads_the_replay_key_through_target():
+    from workbench.ui.search_view import _replay_key
+
+    assert _replay_key("replay:h200") == "h200" and _replay_key(" REPLAY:H100") == "h100"
+    assert [_replay_key(g) for g in ("cuda:0", "cpu", "ray", "replay:", "", None)] == [None] * 6

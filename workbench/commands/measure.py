@@ -5,10 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench import bins
-from workbench.commands.common import add_executor_options, db_path, ray_executor
+from workbench.commands.common import add_executor_options, db_path
+from workbench.compose import make_executor
 from workbench.errors import CandidateError, ConfigError
 from workbench.problems.registry import add_problem_file_option, problem_from_args
 from workbench.records import Candidate, Measurement
+from workbench.spec import Target
 from workbench.textfile import read_source
 
 
@@ -31,17 +33,10 @@ def register(sub) -> None:
     p.set_defaults(handler=_measure)
 
 
-def parse_device(text: str) -> int | None:
-    """GPU index of "cuda:N" / "cuda" / "N", None for "cpu". Raises ConfigError otherwise."""
-    t = text.strip().lower()
-    if t == "cpu":
-        return None
-    if t == "cuda":
-        return 0
-    t = t.removeprefix("cuda:")
-    if t.isdigit():
-        return int(t)
-    raise ConfigError(f"--gpu {text!r} is not a device; use cuda:0, cuda:1, ... or cpu")
+def parse_device(text: str) -> Target:
+    """The local target of `--gpu`: "cuda:N", "cuda", a bare "N" (cuda:N) or "cpu"
+    (`Target.local`); anything else raises TargetError, a ConfigError."""
+    return Target.local(text, bare_index=True, what="--gpu")
 
 
 def _ms(v: float | None, lo: float | None, hi: float | None) -> str:
@@ -94,15 +89,11 @@ def _measure(args) -> int:
     path = Path(cand_path)
     source = read_source(path, "candidate", CandidateError)
     candidate = Candidate.from_source(problem.id, source, origin=f"file:{path.name}")
-    gpu = parse_device(args.gpu)
-    from workbench.execution.executors import CPUExecutor, LocalGPUExecutor
-
-    if getattr(args, "executor", "local") == "ray":
-        ex = ray_executor(args.gpu, args.ray_address, timeout_s=args.timeout, run_timeout_s=args.run_timeout)
-    elif gpu is None:
-        ex = CPUExecutor(workers=1, timeout_s=args.timeout, run_timeout_s=args.run_timeout)
-    else:
-        ex = LocalGPUExecutor(gpus=[gpu], workers=1, timeout_s=args.timeout, run_timeout_s=args.run_timeout)
+    target = parse_device(args.gpu).with_executor(getattr(args, "executor", "local"),
+                                                getattr(args, "ray_address", None))
+    # one candidate: one local worker; a Ray cluster places its task itself
+    workers = {} if target.kind == "ray" else {"workers": 1}
+    ex = make_executor(target, timeout_s=args.timeout, run_timeout_s=args.run_timeout, **workers)
     with ex:
         m = ex.measure(problem, [candidate])[0]
     print(report(m, candidate))

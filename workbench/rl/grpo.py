@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from workbench.errors import ConfigError
+from workbench.spec.target import Target
 from workbench.rl.rewards import constant_groups, parse_completions
 
 
@@ -59,9 +60,9 @@ def grpo_step(model: Any, tokenizer: Any, optimizer: Any, prompt_ids: Sequence[l
     width = ids.shape[1]
     model.eval()
     torch.manual_seed(seed)
-    if device.startswith("cuda"):
+    use_amp = Target.local(device).cuda
+    if use_amp:
         torch.cuda.manual_seed_all(seed)
-    use_amp = device.startswith("cuda")
     with torch.no_grad(), torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
         out = model.generate(input_ids=ids, attention_mask=mask, do_sample=True,
                              temperature=temperature, top_p=1.0, top_k=0,

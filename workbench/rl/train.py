@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
+from workbench.spec.target import Target
 from workbench.rl.rewards import TRAINING_REWARDS, constant_groups, get_reward
 
 
@@ -75,8 +76,7 @@ class TrainConfig:
                      "save_steps"):
             if getattr(self, name) < 1:
                 raise ConfigError(f"{name} must be at least 1")
-        if not (self.device == "cpu" or self.device.startswith("cuda")):
-            raise ConfigError(f"device must be 'cpu' or 'cuda', got {self.device!r}")
+        Target.local(self.device, what="--device")  # cpu, cuda or cuda:N; TargetError otherwise
 
 
 @dataclass
@@ -177,7 +177,7 @@ def train(config: TrainConfig, dataset, model: Any = None, tokenizer: Any = None
     if len(dataset) < config.prompts_per_step:
         raise ConfigError(f"{len(dataset)} training prompts but --prompts-per-step "
                           f"{config.prompts_per_step}; lower it or add data")
-    cuda = config.device.startswith("cuda")
+    cuda = Target.local(config.device).cuda
     args = trl.GRPOConfig(
         output_dir=str(out), max_steps=config.steps, learning_rate=config.learning_rate,
         per_device_train_batch_size=config.generations,

@@ -23,6 +23,7 @@ import numpy as np
 
 from workbench import bins
 from workbench.errors import ConfigError
+from workbench.spec.target import Target
 
 #: Longest reasoning kept in a target answer (characters).
 MAX_REASONING_CHARS = 160
@@ -150,7 +151,7 @@ def sft(model: Any, tokenizer: Any, prompts: Sequence[list[dict[str, str]]],
             labels[row, n_answer - len(a):] = torch.tensor(a)
         for g in opt.param_groups:
             g["lr"] = lr * min(1.0, (step + 1) / warm)
-        use_amp = device.startswith("cuda")
+        use_amp = Target.local(device).cuda
         with torch.autocast("cuda", dtype=torch.bfloat16, enabled=use_amp):
             out = model(input_ids=ids.to(device), attention_mask=mask.to(device),
                         logits_to_keep=n_answer + 1)

@@ -46,10 +46,13 @@ class Target:
             raise TargetError(f"cuda:{self.index}: a GPU index is 0 or more")
 
     @classmethod
-    def parse(cls, text: str) -> "Target":
+    def parse(cls, text: str, *, bare_index: bool = False) -> "Target":
         """A Target from `replay:KEY`, `cuda`, `cuda:N`, `cpu`, `ray`, `ray:ADDRESS`, `ray-cpu`
-        or `ray-cpu:ADDRESS`; anything else raises TargetError naming these forms."""
+        or `ray-cpu:ADDRESS` (and a bare `N` for `cuda:N` when `bare_index`, as `workbench
+        measure --gpu 1` takes); anything else raises TargetError naming these forms."""
         raw = str(text or "").strip()
+        if bare_index and raw.isdigit():
+            return cls("cuda", index=int(raw))
         head, sep, rest = raw.partition(":")
         head = head.lower()
         if head == "replay" and rest.strip():
@@ -64,6 +67,25 @@ class Target:
         if head in ("ray", "ray-cpu"):
             return cls("ray", device="cpu" if head == "ray-cpu" else "cuda", address=rest.strip() or None)
         raise TargetError(f"target {raw!r} is not understood; use {FORMS_HELP}")
+
+    @classmethod
+    def local(cls, text: str, *, bare_index: bool = False, what: str = "device") -> "Target":
+        """A target on this machine, for code that runs torch itself (`workbench measure`, RL
+        training): `cpu`, `cuda` or `cuda:N` (a bare `N` with `bare_index`). Replay and Ray
+        targets, and anything else, raise TargetError; `what` names the option in the message."""
+        try:
+            target = cls.parse(text, bare_index=bare_index)
+        except TargetError:
+            target = None
+        if target is None or target.kind not in ("cpu", "cuda"):
+            raise TargetError(f"{what} {str(text).strip()!r} is not a device of this machine; use cpu, cuda "
+                              f"or cuda:N (cuda:0, cuda:1, ...{', or N' if bare_index else ''})")
+        return target
+
+    @property
+    def cuda(self) -> bool:
+        """Measures or runs on a GPU: a local one (cuda) or a Ray cluster's (ray)."""
+        return self.device == "cuda" if self.kind == "ray" else self.kind == "cuda"
 
     def with_executor(self, executor: str, address: str | None = None) -> "Target":
         """This target measured by `executor` (local | ray): `--executor ray` turns cpu or cuda

@@ -14,6 +14,7 @@ from workbench.errors import ConfigError, WorkbenchError
 from workbench.search.events import (FailedGenerationEvent, Finished, Forecasted, Generated, Measured, Trusted,
                                      decode_all)
 from workbench.search.loop import best_curve
+from workbench.spec import Target, TargetError
 from workbench.ui.dataset_view import TITLES
 from workbench.ui.llm_settings import LLMSettingsPanel
 from workbench.ui.runner import SearchRunner, candidate_rows
@@ -48,6 +49,15 @@ def gpu_options(store) -> dict[str, str]:
     if executor_from_env()[0] == "ray":  # measurements run on the cluster's GPUs, not this machine's
         opts["GPUs of the Ray cluster (live, $WORKBENCH_RAY_ADDRESS)"] = "cuda"
     return opts
+
+
+def _replay_key(gpu) -> str | None:
+    """The recorded GPU type a replay target string answers from; None for a live or unknown one."""
+    try:
+        target = Target.parse(str(gpu))
+    except TargetError:
+        return None
+    return target.key if target.replay else None
 
 
 def llm_line(events: list) -> str:
@@ -176,7 +186,7 @@ class SearchView(pn.viewable.Viewer):
         sid = self._runner.search_id
         phase = self._runner.phase
         cfg = self._runner.config
-        replay = "REPLAY" if str(cfg.get("gpu", self.gpu.value)).startswith("replay:") else "LIVE"
+        replay = "REPLAY" if _replay_key(cfg.get("gpu", self.gpu.value)) else "LIVE"
         if not sid:
             if phase == "preparing":
                 self.status.object = (f"<p>preparing a {replay} search of {code(cfg.get('problem'))}: "
@@ -206,11 +216,11 @@ class SearchView(pn.viewable.Viewer):
     def _on_click(self, event) -> None:
         row = self.table.value.iloc[event.row]
         gpu = str(self._runner.config.get("gpu", self.gpu.value))
-        self.selected_replay = gpu.startswith("replay:")
+        key = _replay_key(gpu)
+        self.selected_replay = key is not None
         self.selected_search = self._runner.search_id or ""
         # A live run's GPU type (h100) keys its measurements, not the device name (cuda:0).
-        self.selected_gpu = gpu.split(":", 1)[1] if gpu.startswith("replay:") else (
-            self._runner.hardware_key or gpu)
+        self.selected_gpu = key if key is not None else (self._runner.hardware_key or gpu)
         cid = str(row["candidate"])
         if cid == self.selected_candidate:
             self.param.trigger("selected_candidate")  # reopen the same candidate
