@@ -46,7 +46,7 @@ both forecasters are scored on the held-out ones; benchmarks/results/forecast-pr
 
 The learned forecaster's settings are fixed a priori (no tuning on the test folds); its
 calibration, its share of the roofline ideal (ideal_offset="auto") and the features the measured
-reference time enters (reference_use="auto") are fitted inside each training fold only (see workbench/forecast/learned.py).
+reference time enters (reference_use="auto") are fitted inside each training fold only (see workbench/forecast/learned/).
 
 Only real measurements belong in benchmarks/results: the script refuses data whose
 measurements are marked synthetic unless --out points elsewhere.
@@ -76,6 +76,7 @@ from workbench.forecast.features import FEATURE_NAMES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import commit  # noqa: E402
+from learned_variants import BinClassifier  # noqa: E402
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 
@@ -106,10 +107,11 @@ def _load(data: Path, gpu: str, out: Path):
 
 def _factory(max_iter: int, kind: str, calibration_folds: int, ideal_offset: float | str,
              seed: int = 0, reference_time: str = "measured"):
-    """A maker of fresh learned forecasters with these settings (one per training fold)."""
-    return lambda: LearnedForecaster(max_iter=max_iter, seed=seed, kind=kind,
-                                     calibration_folds=calibration_folds, ideal_offset=ideal_offset,
-                                     reference_time=reference_time)
+    """A maker of fresh learned forecasters with these settings (one per training fold);
+    kind "classifier" is the research bin classifier of learned_variants.py."""
+    cls = BinClassifier if kind == "classifier" else LearnedForecaster
+    return lambda: cls(max_iter=max_iter, seed=seed, calibration_folds=calibration_folds,
+                       ideal_offset=ideal_offset, reference_time=reference_time)
 
 
 def _write(out: Path, doc: dict) -> dict:
@@ -166,10 +168,10 @@ def run(data: Path, gpu: str, cross_gpu: str | None, out: Path, folds: int = 5, 
         print(f"wrote {write_forecasts(both, forecasts)}")
     doc = {"benchmark": benchmark_name(ideal_offset, reference_time), "gpu": gpu,
            "learned_max_iter": max_iter,
-           "learned": {"kind": probe.kind, "max_iter": max_iter,
+           "learned": {"kind": getattr(probe, "kind", "regression"), "max_iter": max_iter,
                        "learning_rate": probe.learning_rate,
                        "calibration_folds": probe.calibration_folds,
-                       "calibration_objective": probe.calibration_objective,
+                       "calibration_objective": getattr(probe, "calibration_objective", "match"),
                        "ideal_offset": probe.ideal_offset, "offset_grid": list(OFFSET_GRID),
                        "min_samples_leaf": probe.min_samples_leaf,
                        "reference_time": probe.reference_time,

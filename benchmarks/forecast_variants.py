@@ -25,7 +25,7 @@ default forecaster, the others are not used by the app):
 - leaf50, leaf200         min_samples_leaf 50 / 200 (default 100);
 - iter50                  max_iter 50 (default 100);
 - nodes7                  max_leaf_nodes 7 (default 15);
-- classifier              kind="classifier": gradient-boosted bin classifier with a temperature;
+- classifier              gradient-boosted bin classifier with a temperature (learned_variants.py);
 - ens5_features50         the median is the mean of 5 regressors, each drawing half the
                           features per split (max_features=0.5, random_state 0..4);
 - local_residuals         a row's residuals are weighted by how close their out-of-fold median
@@ -91,7 +91,6 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
-from sklearn.ensemble import HistGradientBoostingRegressor
 from sklearn.model_selection import GroupKFold
 
 from workbench import bins
@@ -101,175 +100,11 @@ from workbench.forecast.features import FEATURE_NAMES
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import commit, write_results  # noqa: E402
+from learned_variants import (BinClassifier, Ensemble, LocalResiduals,  # noqa: E402
+                              OpsNeighbourOffset, ScaledResiduals)
 
 RESULTS_DIR = Path(__file__).resolve().parent / "results"
 METRICS = ("off_by_one", "accuracy", "ece", "brier", "top10_recovery_median")
-
-
-class _Mean:
-    """A regressor whose prediction is the mean of several fitted ones."""
-
-    def __init__(self, models):
-        self.models = models
-
-    def predict(self, X):
-        return np.mean([m.predict(X) for m in self.models], axis=0)
-
-
-class Ensemble(L.LearnedForecaster):
-    """The median is the mean of `members` regressors, each with max_features=0.5."""
-
-    members = 5
-
-    def _fit_median(self, X, log2s):
-        target = log2s - self._offset(X)
-        models = []
-        for k in range(self.members):
-            m = self._new_regressor(len(X))
-            m.set_params(max_features=0.5, random_state=k)
-            models.append(m.fit(X, target))
-        return _Mean(models)
-
-
-def weighted_bin_probabilities(median, centres, residuals, width=1.0, floor=0.002):
-    """Bin probabilities of median_i + r_j with r_j weighted by exp(-(median_i - centre_j)^2 / 2w^2)."""
-    median = np.asarray(median, float)
-    v = median[:, None] + residuals[None, :]
-    b = np.searchsorted(L._LOG2_EDGES, v, side="left")
-    w = np.exp(-0.5 * ((median[:, None] - centres[None, :]) / width) ** 2) + 1e-12
-    w /= w.sum(axis=1, keepdims=True)
-    p = np.stack([(w * (b == k)).sum(axis=1) for k in range(bins.N_BINS)], axis=1)
-    p = np.maximum(p, floor)
-    return p / p.sum(axis=1, keepdims=True)
-
-
-class LocalResiduals(L.LearnedForecaster):
-    """Residuals weighted by the closeness of their out-of-fold median to the row's median."""
-
-    def _oof_probabilities(self, X, oof, res, splits, fold_of):
-        self.centres_ = oof
-        p = np.zeros((len(oof), bins.N_BINS))
-        for k, (_, te) in enumerate(splits):
-            o = fold_of != k
-            p[te] = weighted_bin_probabilities(oof[te], oof[o], res[o])
-        return p
-
-    def _proba_of_median(self, medians):
-        p = weighted_bin_probabilities(medians, self.centres_, self.residuals_)
-        return L._sharpen(p, self.temperature_)
-
-
-def scaled_bin_probabilities(median, spread, z, floor=0.002):
-    """Bin probabilities of median_i + spread_i * z_j."""
-    v = np.asarray(median, float)[:, None] + np.asarray(spread, float)[:, None] * z[None, :]
-    b = np.searchsorted(L._LOG2_EDGES, v, side="left")
-    p = np.stack([(b == k).mean(axis=1) for k in range(bins.N_BINS)], axis=1)
-    p = np.maximum(p, floor)
-    return p / p.sum(axis=1, keepdims=True)
-
-
-class ScaledResiduals(L.LearnedForecaster):
-    """A per-row spread from a regressor of |residual|; residuals standardised by it."""
-
-    min_spread = 0.15
-
-    def _spread_model(self, X, a):
-        return HistGradientBoostingRegressor(
-            loss="absolute_error", max_iter=50, max_leaf_nodes=7, l2_regularization=1.0,
-            min_samples_leaf=min(200, max(20, len(X) // 20)), early_stopping=False,
-            random_state=self.seed).fit(X, a)
-
-    def _spread(self, model, X):
-        return np.maximum(model.predict(X), self.min_spread)
-
-    def _oof_probabilities(self, X, oof, res, splits, fold_of):
-        a = np.abs(res)
-        spread = np.zeros(len(res))
-        for tr, te in splits:
-            spread[te] = self._spread(self._spread_model(X[tr], a[tr]), X[te])
-        self.z_ = res / spread
-        self.spread_model_ = self._spread_model(X, a)
-        p = np.zeros((len(oof), bins.N_BINS))
-        for k, (_, te) in enumerate(splits):
-            p[te] = scaled_bin_probabilities(oof[te], spread[te], self.z_[fold_of != k])
-        return p
-
-    def predict_proba(self, X):
-        p = scaled_bin_probabilities(self.predict_median(X), self._spread(self.spread_model_, X), self.z_)
-        return L._sharpen(p, self.temperature_)
-
-
-class OpsNeighbourOffset(L.LearnedForecaster):
-    """The median moved by a problem-level offset from the nearest training problems by the
-    references' ATen-op bags (see the module doc). `problem_ops` ({problem id: {"ops": {name:
-    count}, "dtype": str}}) must hold every training and forecast problem."""
-
-    k = 5
-    shrink = 1.0
-
-    def __init__(self, problem_ops: dict, **kwargs):
-        super().__init__(**kwargs)
-        self.problem_ops = problem_ops
-
-    def _tokens(self, pid: str) -> set[str]:
-        entry = self.problem_ops[pid]
-        return set(entry["ops"]) | {"dtype:" + entry["dtype"]}
-
-    def _vectors(self, ids) -> np.ndarray:
-        vocab = self.vocab_
-        out = np.zeros((len(ids), len(vocab)))
-        for i, pid in enumerate(ids):
-            entry = self.problem_ops[pid]
-            for op, count in entry["ops"].items():
-                if op in vocab:
-                    out[i, vocab[op]] = 1.0 + np.log(count)
-            if "dtype:" + entry["dtype"] in vocab:
-                out[i, vocab["dtype:" + entry["dtype"]]] = 0.5
-        out *= self.idf_
-        return out / (np.linalg.norm(out, axis=1, keepdims=True) + 1e-12)
-
-    def _neighbour_offsets(self, sims: np.ndarray, errors: np.ndarray) -> np.ndarray:
-        """(q,) shrunk similarity-weighted mean error of each query's k most similar problems."""
-        top = np.argsort(-sims, axis=1)[:, : self.k]
-        w = np.clip(np.take_along_axis(sims, top, axis=1), 0.0, None)
-        return (w * errors[top]).sum(axis=1) / (w.sum(axis=1) + self.shrink)
-
-    def _fit_residuals(self, X, log2s, y, groups, found=None):
-        folds = min(self.calibration_folds, len(set(groups.tolist())))
-        if folds < 2:
-            raise SystemExit("ops_neighbour_offset needs at least 2 training problems")
-        splits, fold_of, oof = found or self._oof_medians(X, log2s, groups, folds)
-        ids = sorted(set(groups.tolist()))
-        bags = [self._tokens(pid) for pid in ids]
-        tokens = sorted(set().union(*bags))
-        self.vocab_ = {t: i for i, t in enumerate(tokens)}
-        present = np.array([sum(t in bag for bag in bags) for t in tokens])
-        self.idf_ = np.log((1 + len(ids)) / (1 + present)) + 1.0
-        self.problems_ = ids
-        self.problem_errors_ = np.array([np.median((log2s - oof)[groups == pid]) for pid in ids])
-        self.problem_vectors_ = self._vectors(ids)
-        sims = self.problem_vectors_ @ self.problem_vectors_.T
-        np.fill_diagonal(sims, -np.inf)  # each training problem's offset from the others
-        own = dict(zip(ids, self._neighbour_offsets(sims, self.problem_errors_)))
-        oof = oof + np.array([own[g] for g in groups])
-        res = log2s - oof
-        p = self._oof_probabilities(X, oof, res, splits, fold_of)
-        t = L._temperature_for(p, y, self.calibration_objective)
-        self._keep_calibration(L._sharpen(p, t), y)
-        return res, t
-
-    def offsets(self, problem_ids) -> np.ndarray:
-        """(n,) the log2 offset added to the median of each row's problem."""
-        ids = sorted(set(problem_ids))
-        sims = self._vectors(ids) @ self.problem_vectors_.T
-        for i, pid in enumerate(ids):  # a training problem is never its own neighbour
-            if pid in self.problems_:
-                sims[i, self.problems_.index(pid)] = -np.inf
-        by = dict(zip(ids, self._neighbour_offsets(sims, self.problem_errors_)))
-        return np.array([by[pid] for pid in problem_ids])
-
-    def predict_proba_for(self, X, problem_ids) -> np.ndarray:
-        return self._proba_of_median(self.predict_median(X) + self.offsets(problem_ids))
 
 
 #: name -> (class, constructor keywords, how the measured reference time enters: None (not at
@@ -282,7 +117,7 @@ VARIANTS = {
     "leaf200": (L.LearnedForecaster, {"min_samples_leaf": 200}, None),
     "iter50": (L.LearnedForecaster, {"max_iter": 50}, None),
     "nodes7": (L.LearnedForecaster, {"max_leaf_nodes": 7}, None),
-    "classifier": (L.LearnedForecaster, {"kind": "classifier"}, None),
+    "classifier": (BinClassifier, {}, None),
     "ens5_features50": (Ensemble, {}, None),
     "local_residuals": (LocalResiduals, {}, None),
     "scaled_residuals": (ScaledResiduals, {}, None),

@@ -138,7 +138,7 @@ def test_residual_bin_probabilities_by_hand():
 
 
 def test_regression_distribution_is_ordinal(data, split, model):
-    assert model.kind == "regression" and len(model.residuals_) == model.n_train_
+    assert len(model.residuals_) == model.n_train_ == len(model.calibration_set()[1])
     rows = _rows(data, [m for m in split[1] if m.ok][:40])
     fs = model.forecast_batch(rows, H100)
     for f in fs:
@@ -150,19 +150,11 @@ def test_regression_distribution_is_ordinal(data, split, model):
         assert "median" in f.reasoning
 
 
-def test_classifier_kind_and_bad_settings(data, split):
-    problems, candidates, _ = data
-    clf = LearnedForecaster(max_iter=30, kind="classifier").fit(problems, candidates, split[0])
-    rows = _rows(data, [m for m in split[1] if m.ok][:10])
-    fs = clf.forecast_batch(rows, H100)
-    assert all(abs(sum(f.probabilities) - 1) < 1e-9 for f in fs)
-    assert "median" not in fs[0].reasoning and not hasattr(clf, "residuals_")
-    with pytest.raises(ConfigError):
-        clf.predict_median(np.zeros((1, 3)))
-    with pytest.raises(ConfigError):
-        LearnedForecaster(kind="svm")
-    with pytest.raises(ConfigError):
-        LearnedForecaster(calibration_objective="accuracy")
+def test_research_options_are_not_constructor_arguments():
+    """The bin classifier and the temperature objective live in benchmarks/learned_variants.py."""
+    for research in ({"kind": "classifier"}, {"calibration_objective": "nll"}):
+        with pytest.raises(TypeError):
+            LearnedForecaster(**research)
 
 
 def _ideal_rows(seed: int, span: float, n: int = 600):
@@ -350,13 +342,6 @@ def test_calibration_set_is_the_out_of_fold_forecasts_of_the_training_rows(data,
     assert LearnedForecaster(max_iter=20).fit(problems, candidates, one).calibration_set() is None
 
 
-def test_classifier_kind_keeps_a_calibration_set_too(data, split):
-    problems, candidates, _ = data
-    clf = LearnedForecaster(max_iter=20, kind="classifier").fit(problems, candidates, split[0])
-    probs, y = clf.calibration_set()
-    assert probs.shape == (sum(m.ok for m in split[0]), 8) and len(y) == len(probs)
-
-
 # ---------------------------------------------------------------- measured reference times
 def test_with_reference_times_takes_each_pairs_median_in_a_copy(data):
     problems, _, measurements = data
@@ -430,19 +415,13 @@ def test_crossval_gives_held_out_problems_their_reference_times(data):
     assert not np.allclose(blind, told)
 
 
-def test_a_model_saved_before_reference_times_loads_as_an_estimate_model(tmp_path, data, split, model):
-    """A forecaster pickled without reference_time / reference_ms_ (saved by an earlier version)
-    loads with the estimate and an empty record, forecasts as before, and can record times."""
-    import copy
+def test_a_model_saved_in_an_older_format_is_refused_with_a_refit_message(tmp_path, model):
+    import joblib
 
-    old = copy.deepcopy(model)
-    del old.__dict__["reference_time"], old.__dict__["reference_ms_"]
-    again = LearnedForecaster.load(old.save(tmp_path / "old.joblib"))
-    assert again.reference_time == "estimate" and again.reference_ms_ == {}
-    rows = _rows(data, split[1][:5])
-    np.testing.assert_allclose([f.probabilities for f in again.forecast_batch(rows, H100)],
-                               [f.probabilities for f in model.forecast_batch(rows, H100)])
-    assert again.with_reference_times(split[1]).reference_ms_
+    path = tmp_path / "old.joblib"
+    joblib.dump({"format": "workbench.learned/4", "features": FEATURE_NAMES, "model": model}, path)
+    with pytest.raises(ConfigError, match="re-fit"):
+        LearnedForecaster.load(path)
 
 
 def test_measured_reference_matrix_by_hand():
@@ -535,19 +514,3 @@ def test_fit_with_measured_times_forecasts_with_the_chosen_use(data, split):
     want = fc.predict_proba(measured_reference_matrix(feature_matrix(rows), ms, fc.reference_use_))
     got = [f.probabilities for f in fc.forecast_batch(_rows(data, scored), H100)]
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-9)
-
-
-def test_a_measured_model_saved_before_reference_uses_keeps_its_one_feature(tmp_path, data, split):
-    import copy
-
-    problems, candidates, measurements = data
-    fc = LearnedForecaster(max_iter=30, seed=0, reference_time="measured",
-                           reference_use="feature").fit(problems, candidates, split[0])
-    old = copy.deepcopy(fc)
-    for k in ("reference_use", "reference_use_", "use_errors_"):
-        del old.__dict__[k]
-    again = LearnedForecaster.load(old.save(tmp_path / "old.joblib"))
-    assert again.reference_use_ == "feature" and again.use_errors_ == {}
-    rows = _rows(data, [m for m in split[1] if m.ok][:5])
-    np.testing.assert_allclose([f.probabilities for f in again.forecast_batch(rows, H100)],
-                               [f.probabilities for f in fc.forecast_batch(rows, H100)])

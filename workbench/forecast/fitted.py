@@ -57,7 +57,10 @@ ENTRY_FORMAT = "workbench.fitted/1"
 MAX_ENTRIES = 64
 
 #: Files (relative to the package root) whose source decides what a fit computes.
-_CODE_FILES = ("forecast/learned.py", "forecast/features.py", "forecast/reference_profile.py",
+_CODE_FILES = ("forecast/learned/__init__.py", "forecast/learned/adapted.py",
+               "forecast/learned/distribution.py", "forecast/learned/forecaster.py",
+               "forecast/learned/median.py", "forecast/learned/reference.py",
+               "forecast/learned/selection.py", "forecast/features.py", "forecast/reference_profile.py",
                "forecast/roofline.py", "forecast/base.py", "bins.py", "records.py",
                "execution/hardware.py")
 _LIBRARIES = ("numpy", "scipy", "sklearn", "joblib")
