@@ -22,6 +22,7 @@ from workbench.search import METHODS, Archive, ReplayGenerator, SearchRun
 from workbench.search.events import decode_all
 from workbench.search.pipeline import in_flight_setting, parse_in_flight
 from workbench.store import Store
+from conftest import synthetic_db  # tests/search/conftest.py (imported at collection, as test_cli does)
 
 
 class Counting(CacheExecutor):
@@ -316,7 +317,6 @@ def test_in_flight_settings():
 
 
 def test_cli_in_flight_auto_runs_a_pipelined_search(tmp_path, capsys):
-    from conftest import synthetic_db
     from workbench.cli import main
 
     db = synthetic_db(tmp_path)
