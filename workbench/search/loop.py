@@ -328,25 +328,33 @@ class SearchRun(PipelineMixin):
                 break
             self._emit(ev.Selected(parent_id=parent_id, **tag))
             parent = self.candidates[parent_id]
-            entry = self.archive[parent_id]
-            ctx = GenerationContext(problem=self.problem, parent=parent, n=self.method.n_children, rng=rng,
-                                    seen=set(self.candidates), parent_measurement=self.measurements.get(parent_id),
-                                    parent_speedup=entry.speedup, hardware_key=self.hardware.key)
-            proposals = self._reuse_or(lambda: self.generator.children(ctx), slot if tag else None)
-            new = self._record_generated(proposals, parent=parent, slot=slot if tag else None)
-            if tag:
-                self._emit(ev.ChildrenDone(parent_id=parent_id, **tag))
-            fc = self._forecast(new)
-            best = self.archive.best_measured()
-            plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.unreserved, list(self.history),
-                                                           best.speedup if best is not None else None,
-                                                           self._calibration_set()))
-            by_id = {c.id: c for c in new}
-            for cid in plan.trust:
-                self._trust(by_id[cid], fc.get(cid), parent_id)
-            batches.append(self._submit([by_id[cid] for cid in plan.measure], parent, slot=slot if tag else None))
+            queue = self._plan_children(parent_id, rng, slot if tag else None, children_done=bool(tag))
+            batches.append(self._submit(queue, parent, slot=slot if tag else None))
         self._collect(batches)
         return True
+
+    def _plan_children(self, parent_id: str, rng: random.Random, slot: int | None,
+                       children_done: bool) -> list[Candidate]:
+        """Generate `parent_id`'s children (reused from a repaired step's events), forecast them,
+        let the method plan, record the trusted ones; returns the children to measure, in plan
+        order. `slot` tags the generation events; `children_done` writes the `children_done` event."""
+        parent, entry = self.candidates[parent_id], self.archive[parent_id]
+        ctx = GenerationContext(problem=self.problem, parent=parent, n=self.method.n_children, rng=rng,
+                                seen=set(self.candidates), parent_measurement=self.measurements.get(parent_id),
+                                parent_speedup=entry.speedup, hardware_key=self.hardware.key)
+        proposals = self._reuse_or(lambda: self.generator.children(ctx), slot)
+        new = self._record_generated(proposals, parent=parent, slot=slot)
+        if children_done:
+            self._emit(ev.ChildrenDone(parent_id=parent_id, **({} if slot is None else {"slot": slot})))
+        fc = self._forecast(new)
+        best = self.archive.best_measured()
+        plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.unreserved, list(self.history),
+                                                       best.speedup if best is not None else None,
+                                                       self._calibration_set()))
+        by_id = {c.id: c for c in new}
+        for cid in plan.trust:
+            self._trust(by_id[cid], fc.get(cid), parent_id)
+        return [by_id[cid] for cid in plan.measure]
 
     def _reuse_or(self, generate: Callable[[], list], slot: int | None = None) -> list:
         """Generation for this step (or this slot of it): reuse the repaired step's proposals

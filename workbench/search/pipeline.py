@@ -41,8 +41,6 @@ from typing import Any
 from workbench.errors import ConfigError
 from workbench.records import Candidate, Measurement, Status
 from workbench.search.archive import MEASURED
-from workbench.search.generators import GenerationContext
-from workbench.search.methods import MethodContext
 from workbench.search import events as ev
 from workbench.search.steps import Partial as _Partial
 
@@ -157,22 +155,8 @@ class PipelineMixin:
         return self._end_expansion(idle=0 if self._step_new else self.idle_steps + 1)
 
     def _expand_parent(self, parent_id: str, rng: random.Random) -> None:
-        parent, entry = self.candidates[parent_id], self.archive[parent_id]
-        ctx = GenerationContext(problem=self.problem, parent=parent, n=self.method.n_children, rng=rng,
-                                seen=set(self.candidates), parent_measurement=self.measurements.get(parent_id),
-                                parent_speedup=entry.speedup, hardware_key=self.hardware.key)
-        proposals = self._reuse_or(lambda: self.generator.children(ctx))
-        new = self._record_generated(proposals, parent=parent)
-        self._emit(ev.ChildrenDone(parent_id=parent_id))
-        fc = self._forecast(new)
-        best = self.archive.best_measured()
-        plan = self.method.plan(new, fc, MethodContext(entry.speedup, self.unreserved, list(self.history),
-                                                       best.speedup if best is not None else None,
-                                                       self._calibration_set()))
-        by_id = {c.id: c for c in new}
-        for cid in plan.trust:
-            self._trust(by_id[cid], fc.get(cid), parent_id)
-        self._hand_over([by_id[cid] for cid in plan.measure], parent)
+        queue = self._plan_children(parent_id, rng, None, children_done=True)
+        self._hand_over(queue, self.candidates[parent_id])
 
     def _end_expansion(self, idle: int) -> str:
         self.idle_steps = idle
