@@ -371,19 +371,29 @@ class UncertaintyAware(_PolicyMethod):
         else:
             ranked = sorted(children, key=lambda c: -scores[c.id])
         trusted = self._trusted(children, forecasts, ctx, s_parent, scores)
-        trust = [c.id for c in ranked if c.id in trusted]
-        worth = [c.id for c in ranked if c.id not in trusted]  # unsure or promising
-        if self.backfill:  # the top k of the untrusted children
-            measure = worth[: self.k]
-        else:  # the untrusted among the top k: a trusted child's measurement is saved, not moved down
-            top = {c.id for c in ranked[: self.k]}
-            measure = [cid for cid in worth if cid in top]
-        if len(measure) < self.min_measure:
-            extra = trust[: self.min_measure - len(measure)]
-            measure += extra
-            trust = [cid for cid in trust if cid not in extra]
-        drop = [cid for cid in worth if cid not in measure]
-        return Plan(measure=measure, trust=trust, drop=drop, scores=scores)
+        return _plan_around_trust(ranked, trusted, scores, self.k, self.backfill, self.min_measure)
+
+
+def _plan_around_trust(ranked: list, trusted: set[str], scores: dict[str, float], k: int,
+                       backfill: bool, min_measure: int) -> Plan:
+    """The plan of a method that trusts some children: `ranked` children (best first) minus the
+    `trusted` ids are worth measuring; with `backfill` the top k of those are measured, else only
+    those among the top k of all (a trusted child's measurement is saved, not moved down). At
+    least `min_measure` are measured, topped up from the trusted in rank order; the rest of the
+    untrusted are dropped."""
+    trust = [c.id for c in ranked if c.id in trusted]
+    worth = [c.id for c in ranked if c.id not in trusted]  # unsure or promising
+    if backfill:
+        measure = worth[:k]
+    else:
+        top = {c.id for c in ranked[:k]}
+        measure = [cid for cid in worth if cid in top]
+    if len(measure) < min_measure:
+        extra = trust[: min_measure - len(measure)]
+        measure += extra
+        trust = [cid for cid in trust if cid not in extra]
+    drop = [cid for cid in worth if cid not in measure]
+    return Plan(measure=measure, trust=trust, drop=drop, scores=scores)
 
 
 def beat_confidence(probabilities, ref_speedup, margin: float = 0.0) -> np.ndarray:
@@ -504,19 +514,7 @@ class CertifiedSkip(Method):
         scores = {c.id: _expected(forecasts.get(c.id)) for c in children}
         ranked = sorted(children, key=lambda c: -scores[c.id])  # stable: ties keep generation order
         skip = self.trusted(children, forecasts, ctx.parent_speedup)
-        trust = [c.id for c in ranked if c.id in skip]
-        worth = [c.id for c in ranked if c.id not in skip]
-        if self.backfill:
-            measure = worth[: self.k]
-        else:
-            top = {c.id for c in ranked[: self.k]}
-            measure = [cid for cid in worth if cid in top]
-        if len(measure) < self.min_measure:
-            extra = trust[: self.min_measure - len(measure)]
-            measure += extra
-            trust = [cid for cid in trust if cid not in extra]
-        drop = [cid for cid in worth if cid not in measure]
-        return Plan(measure=measure, trust=trust, drop=drop, scores=scores)
+        return _plan_around_trust(ranked, skip, scores, self.k, self.backfill, self.min_measure)
 
 
 METHODS = ("measure_all", "screen_topk", "selective", "uncertainty_aware")
