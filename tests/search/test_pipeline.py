@@ -15,7 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import pytest
 
 from conftest import NoisyOracleForecaster
-from test_loop import _method
+from test_loop import _Crash, _CrashingStore, _method
 from workbench.errors import ConfigError
 from workbench.execution.executors import CacheExecutor
 from workbench.search import METHODS, Archive, ReplayGenerator, SearchRun
@@ -189,26 +189,6 @@ def test_same_settings_same_events_with_the_replay_executor(tmp_path, pool):
             runs.append((run.archive.signature(), [(e["kind"], _decisions(e["payload"])) for e in events]))
             assert Archive.from_events(decode_all(events)).signature() == run.archive.signature()
     assert runs[0] == runs[1]
-
-
-class _Crash(Exception):
-    pass
-
-
-class _CrashingStore:
-    """Wraps a Store and dies (like a killed process) just before writing event number `at`."""
-
-    def __init__(self, store, at):
-        self._s, self._at, self._n = store, at, 0
-
-    def add_event(self, *a, **kw):
-        self._n += 1
-        if self._n >= self._at:
-            raise _Crash()
-        return self._s.add_event(*a, **kw)
-
-    def __getattr__(self, name):
-        return getattr(self._s, name)
 
 
 @pytest.mark.parametrize("method", ["screen_topk", "selective"])
