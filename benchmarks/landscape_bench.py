@@ -171,11 +171,13 @@ def run_shard(args) -> int:
         raise SystemExit("--scaling measures Ray's scaling: it needs the Ray executor (drop --local)")
     if args.scaling and todo and not args.cpu:
         batch = todo[: args.scaling]
+        chunk, args.chunk = args.chunk, args.scaling_chunk or args.chunk   # both clusters: the same chunks
         one = measure_batch(batch, args, 1, deadline, args.out / "landscape-scaling-1gpu.jsonl")
         key = one["hardware"]["key"]
         (args.out / "landscape-scaling-1gpu.jsonl").rename(args.out / f"landscape-scaling-{key}-1gpu.jsonl")
         batch = [c for c in batch if c.id in set(one["ids"])]
         many = measure_batch(batch, args, gpus, deadline, tmp_path)
+        args.chunk = chunk
         scaling = {"batch": len(batch), "gpus": gpus, "per_min_1gpu": one["per_min"], "per_min_ngpu": many["per_min"],
                    "ray_scaling": round(many["per_min"] / one["per_min"], 3) if one["per_min"] and many["per_min"] else None,
                    "cache": "cold: each cluster starts with a fresh, empty build cache",
@@ -183,6 +185,11 @@ def run_shard(args) -> int:
                             f"{gpus}gpu": {k: v for k, v in many.items() if k != "ids"}}}
         n_scaled = many["measured"]
         todo = [c for c in todo if c.id not in set(many["ids"])]
+        # Written now, not only in the summary: a run cut short by its machine keeps its scaling.
+        (args.out / f"landscape-scaling-{key}-summary.json").write_text(json.dumps(
+            {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit(),
+             "chunk": args.scaling_chunk or args.chunk, "workers_per_task": args.workers, **scaling}, indent=1) + "\n")
+        log(f"ray scaling on {len(batch)} candidates: {scaling['ray_scaling']} ({gpus} GPUs vs 1)")
     rest = measure_batch(todo, args, gpus, deadline, tmp_path) if todo else {"measured": 0, "ids": [], "hardware": None}
     key = key or (rest["hardware"] or {}).get("key") or "gpu"
     final = args.out / f"landscape-{key}-shard{i}of{n}.jsonl"
@@ -315,6 +322,9 @@ def main(argv=None) -> int:
                     help="the local GPU executor instead of Ray (a machine without Ray; same rows and provenance)")
     ap.add_argument("--scaling", type=int, default=0, metavar="N", help="measure N candidates on 1 GPU, then all")
     ap.add_argument("--chunk", type=int, default=8, help="candidates per Ray task")
+    ap.add_argument("--scaling-chunk", type=int, default=None,
+                    help="candidates per Ray task of the --scaling batch (default --chunk): a batch of at least "
+                         "GPUs x chunk keeps every GPU busy")
     ap.add_argument("--workers", type=int, default=4, help="worker processes per Ray task (CPU: executor workers)")
     ap.add_argument("--timeout-s", type=float, default=90.0)
     ap.add_argument("--run-timeout-s", type=float, default=60.0)
