@@ -21,13 +21,15 @@ being waited for after --budget-s; what did not finish is measured by a later ca
   landscape-scaling-<gpu>-1gpu.jsonl             the 1-GPU scaling batch (repeat measurements)
   landscape-summary-<gpu>-shard<i>of<n>.json     settings, counts, rates, scaling, hardware
 
-Merge (no GPU; every shard file of one GPU type, from every call):
+Merge (no GPU; every shard file of one GPU type, `.jsonl` or `.jsonl.gz`, from every call; calls
+may name different problems, but must share max_points, mutations and seed):
 
     python benchmarks/landscape_bench.py --merge DIR1 DIR2 ... --gpu h100 --ship kernels_cache/landscapes/h100
 
 writes the shipped landscape (the dataset's Parquet rows plus points and edges, zstd) to --ship
-and benchmarks/results/dataset-landscape-<gpu>.json: metrics problems, heldout_problems,
-correct_rows, points_per_problem_median, within2pct_share_median, speed_clusters_median,
+and benchmarks/results/dataset-landscape-<gpu>.json: metrics problems and heldout_problems (landscapes
+measured whole; `*_listed`: named by any call), correct_rows (all), and over the whole landscapes
+points_per_problem_median, within2pct_share_median, speed_clusters_median,
 random_order_budget_to_best_median (held-out problems only; a fraction of a 64-measurement
 budget), ray_gpus, ray_scaling, and each landscape's structure (workbench/landscape/structure.py).
 A merge with missing candidates reports them (`unmeasured`) and writes the results file only
@@ -43,6 +45,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gzip
 import json
 import os
 import statistics
@@ -246,14 +249,20 @@ def merge(args) -> int:
     summaries = [json.loads(p.read_text()) for d in args.merge for p in sorted(Path(d).glob(f"landscape-summary-{args.gpu}-*.json"))]
     if not summaries:
         raise SystemExit(f"no landscape-summary-{args.gpu}-*.json under {', '.join(map(str, args.merge))}")
-    settings = {(tuple(s["problems"]), s["max_points"], s["mutations"], s["seed"]) for s in summaries}
+    # Calls may list different problems (candidate ids are content hashes, so a point measured by
+    # any call is the same point); what shapes a landscape must agree.
+    settings = {(s["max_points"], s["mutations"], s["seed"]) for s in summaries}
     if len(settings) != 1:
         raise SystemExit(f"the shards were measured with different settings: {sorted(settings)}")
-    pids, max_points, mutations, seed = settings.pop()
+    max_points, mutations, seed = settings.pop()
+    order = load_protocol(args.protocol).problems
+    named = {pid for s in summaries for pid in s["problems"]}
+    pids = tuple(p for p in order if p in named) + tuple(sorted(named - set(order)))
     ms: dict[str, Measurement] = {}
     for d in args.merge:
-        for p in sorted(Path(d).glob(f"landscape-{args.gpu}-shard*.jsonl")):
-            for line in p.read_text().splitlines():
+        for p in sorted(Path(d).glob(f"landscape-{args.gpu}-shard*.jsonl*")):
+            text = gzip.decompress(p.read_bytes()).decode() if p.suffix == ".gz" else p.read_text()
+            for line in text.splitlines():
                 if line.strip():
                     m = Measurement.from_dict(json.loads(line))
                     ms[m.candidate_id] = m  # a later call's re-measurement of the same id wins
@@ -270,21 +279,29 @@ def merge(args) -> int:
         rows = [ms[c.id] for c in land.candidates if c.id in ms]
         per[pid] = structure(rows, n_points=len(land.candidates), tie_rel=protocol.tie_rel) | {
             "heldout": protocol.is_heldout(pid), "unmeasured": len(land.candidates) - len(rows)}
-    held = [s for pid, s in per.items() if s["heldout"]]
+    # Structure is read from whole landscapes only: a partly measured one has no known best.
+    whole = [s for s in per.values() if s["unmeasured"] == 0 and s["points"]]
+    held = [s for s in whole if s["heldout"]]
     scal = [s["scaling"] for s in summaries if s.get("scaling")]
+    for d in args.merge:  # a call cut before its summary still wrote its scaling
+        for p in sorted(Path(d).glob(f"landscape-scaling-{args.gpu}-summary.json")):
+            extra = json.loads(p.read_text())
+            if not any(extra.get("date") == x.get("date") for x in scal):
+                scal.append(extra)
 
     def med(key, rows):
         xs = [r[key] for r in rows if r.get(key) is not None]
         return statistics.median(xs) if xs else None
 
-    metrics = {"problems": len(per), "heldout_problems": len(held),
+    metrics = {"problems": len(whole), "heldout_problems": len(held),
+               "problems_listed": len(per), "heldout_problems_listed": sum(s["heldout"] for s in per.values()),
                "correct_rows": sum(s["correct"] for s in per.values()),
-               "points_per_problem_median": med("points", per.values()),
-               "within2pct_share_median": med("within_tie_share", per.values()),
-               "speed_clusters_median": med("speed_clusters", per.values()),
+               "points_per_problem_median": med("points", whole),
+               "within2pct_share_median": med("within_tie_share", whole),
+               "speed_clusters_median": med("speed_clusters", whole),
                "random_order_budget_to_best_median": med("random_order_budget_to_best", held),
                "ray_gpus": max((s["gpus"] for s in summaries if s["executor"].startswith("ray")), default=None),
-               "ray_scaling": scal[0]["ray_scaling"] if scal else None}
+               "ray_scaling": max(scal, key=lambda x: x.get("date", ""))["ray_scaling"] if scal else None}
     problems = [get_problem(pid) for pid in pids]
     args.ship.mkdir(parents=True, exist_ok=True)
     counts = write_landscapes(args.ship, lands.values(), problems, [m for m in ms.values() if m.candidate_id in want])

@@ -48,6 +48,7 @@ every held-out problem has a landscape; otherwise only under --out.
 from __future__ import annotations
 
 import argparse
+import collections
 import json
 import math
 import statistics
@@ -194,12 +195,20 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
     if not held:
         raise SystemExit(f"{landscape_dir} holds no landscape of a held-out problem ({', '.join(protocol.heldout)})")
     rs = load_shipped(landscape_dir)
+    # Only whole landscapes are searched: a replay over a partly measured one would draw only
+    # from the points that happened to be measured.
+    measured = collections.Counter(x.problem_id for x in rs.measurements if x.hardware_key == gpu)
+    partial = {pid: f"{measured[pid]}/{len(lands[pid].candidates)}" for pid in held
+               if measured[pid] < len(lands[pid].candidates)}
+    held = [pid for pid in held if pid not in partial]
+    if not held:
+        raise SystemExit(f"{landscape_dir}: no held-out landscape is measured whole ({partial})")
     fit = any(split_control(x)[1] is None and x != BASELINE for x in methods)
     t0 = time.time()
     records = training_records(landscape_dir, train_data, gpu, protocol) if fit else None
     fc = protocol_factory(FORECASTERS[forecaster], protocol)(records, "") if fit else None
     fit_s = round(time.time() - t0, 1)
-    info: dict[str, Any] = {"heldout_searched": held, "forecaster_fit_s": fit_s}
+    info: dict[str, Any] = {"heldout_searched": held, "heldout_partial_skipped": partial, "forecaster_fit_s": fit_s}
     cert = None
     if SKIP in methods:
         t0 = time.time()

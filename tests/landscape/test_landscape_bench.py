@@ -70,3 +70,27 @@ def test_pilot_counts_the_shard_rows(tmp_path, monkeypatch):
         json.loads(r)["status"] != "ok" for r in rows)
     assert m["statuses"].get("incorrect", 0) >= 1 and 0 < m["correct_share"] < 1
     assert doc["gpu"].startswith("NVIDIA") and doc["benchmark"] == "landscape-pilot"
+
+
+def test_merge_reads_gzipped_shards_and_counts_only_whole_landscapes(tmp_path):
+    """Calls may name different problems and store their rows gzipped; a landscape measured in
+    part is listed but left out of the structure medians (it has no known best)."""
+    import gzip
+    full, part = tmp_path / "full", tmp_path / "part"
+    assert bench.main(ARGS + ["--shard", "0/1", "--out", str(full)]) == 0
+    raw = full / "landscape-cpu-shard0of1.jsonl"
+    (full / "landscape-cpu-shard0of1.jsonl.gz").write_bytes(gzip.compress(raw.read_bytes()))
+    raw.unlink()
+    # A second call names another problem too, and measures one of its two points.
+    assert bench.main(["--cpu", "--problems", "L1/13_rms_norm_bf16", "--max-points", "2", "--shard", "0/2",
+                       "--out", str(part)]) == 0
+    with pytest.raises(SystemExit, match="unmeasured"):
+        bench.main(["--cpu", "--merge", str(full), str(part), "--gpu", "cpu", "--ship", str(tmp_path / "x")])
+    ship = tmp_path / "ship"
+    assert bench.main(["--cpu", "--merge", str(full), str(part), "--gpu", "cpu", "--ship", str(ship),
+                       "--allow-partial"]) == 0
+    doc = json.loads((ship / "dataset-landscape-cpu.json").read_text())
+    m = doc["metrics"]
+    assert m["problems_listed"] == 2 and m["problems"] == 1 and m["correct_rows"] == 3
+    assert doc["per_problem"]["L1/13_rms_norm_bf16"]["unmeasured"] == 1
+    assert m["random_order_budget_to_best_median"] == doc["per_problem"]["L1/08_max_rows"]["random_order_budget_to_best"]
