@@ -72,3 +72,15 @@ def test_peaks_table_and_fallbacks():
     a = peaks_for(Hardware(key="a30", name="x", sm_count=56, compute_capability="8.0"))
     assert a.source.startswith("scaled from a100")
     assert peaks_for(Hardware(key="mystery", name="x")).source == "assumed h100"
+
+
+def test_a_zero_valued_block_keyword_is_not_a_tile(matmul):
+    """A keyword spelled like a block size but set to 0 (a flag) must not break the features: the
+    tile sizes are the positive ones."""
+    p, cands = matmul
+    c = cands["zoo:tile128x128_k32_w8_s3"]
+    flagged = Candidate(id="flag0", problem_id=p.id, backend=c.backend, origin="test",
+                        source=c.source.replace("stages=3)", "stages=3, block_split=0)"))
+    assert "block_split=0" in flagged.source
+    f = features(p, flagged, H100)
+    assert f["log2_block_max"] == 7 and f["log2_block_prod"] == 7 + 7 + 5

@@ -202,6 +202,7 @@ def _tuning(src: str) -> tuple[list[int], list[int], list[int]]:
     stages = [int(v) for v in _STAGES.findall(text)]
     if not blocks:
         blocks = [int(v) for _, v in _BLOCK_KW.findall(src)] + [int(v) for v in _CUDA_BLOCK.findall(src)]
+    blocks = [b for b in blocks if b > 0]  # a 0 (e.g. a flag spelled like a block size) is no tile
     return blocks, warps or [int(v) for v in _WARPS.findall(src)], \
         stages or [int(v) for v in _STAGES.findall(src)]
 
