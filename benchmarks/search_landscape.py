@@ -198,8 +198,8 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
     # Only whole landscapes are searched: a replay over a partly measured one would draw only
     # from the points that happened to be measured.
     measured = collections.Counter(x.problem_id for x in rs.measurements if x.hardware_key == gpu)
-    partial = {pid: f"{measured[pid]}/{len(lands[pid].candidates)}" for pid in held
-               if measured[pid] < len(lands[pid].candidates)}
+    partial = {pid: f"{measured[pid]}/{len(lands[pid].points)}" for pid in held
+               if measured[pid] < len(lands[pid].points)}
     held = [pid for pid in held if pid not in partial]
     if not held:
         raise SystemExit(f"{landscape_dir}: no held-out landscape is measured whole ({partial})")
