@@ -124,3 +124,19 @@ def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(shi
     assert skip["trusted_risk_observed"] == sum(r["trusted_beat_parent"] for r in runs) / skip["trusted_children"]
     assert skip["trusted_risk_target"] == 0.2
     assert all(r["gpu_measurements"] == 16 for r in runs)
+
+
+def test_only_held_out_landscapes_measured_whole_are_searched(tmp_path):
+    """A held-out landscape with an unmeasured point is skipped and named; none whole: refused."""
+    fam = get_family(HELD).restricted(algo=["loop_vec"], acc=["fp32"], block=[256, 512], rows=[1], warps=[1, 2],
+                                      stages=[1])
+    land = enumerate_landscape(fam)
+    ms = _synthetic(land, 5)
+    write_landscapes(tmp_path, [land], [get_problem(HELD)], ms[:-1])  # the last point unmeasured
+    with pytest.raises(SystemExit, match="measured whole"):
+        bench.run_searches(tmp_path, "h100", [8], [0], bench.load_protocol(), "roofline", methods=("measure_all",))
+    whole = tmp_path / "whole"
+    write_landscapes(whole, [land], [get_problem(HELD)], ms)
+    runs, info = bench.run_searches(whole, "h100", [8], [0], bench.load_protocol(), "roofline",
+                                    methods=("measure_all",))
+    assert info["heldout_searched"] == [HELD] and info["heldout_partial_skipped"] == {} and runs
