@@ -1,6 +1,7 @@
 """Helpers shared by the benchmark scripts (each adds this directory to sys.path)."""
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import re
@@ -12,6 +13,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    """The JSON objects of a JSON-lines file, plain or gzipped (`.gz`), blank lines skipped."""
+    opener = gzip.open if Path(path).suffix == ".gz" else open
+    with opener(path, "rt") as fh:
+        return [json.loads(x) for x in fh if x.strip()]
 
 
 #: Appended to the commit when tracked code differs from it (`CODE`).

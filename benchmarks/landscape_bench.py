@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gzip
 import json
 import os
 import statistics
@@ -66,7 +65,7 @@ from workbench.problems import get_problem  # noqa: E402
 from workbench.records import Measurement  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import commit, wait_measurements  # noqa: E402
+from _common import commit, read_jsonl, wait_measurements  # noqa: E402
 
 RESULTS_DIR = Path(__file__).parent / "results"
 CPU_OPTIONS = {"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}}
@@ -110,24 +109,24 @@ def shard_candidates(problem_ids: list[str], max_points: int | None, mutations: 
     return [fam.candidate(pt) for fam, pt in pts[i::n]]
 
 
-def _executor(args, gpus: int):
+def _executor(args, gpus: int, chunk: int | None = None):
     """--cpu: the CPU interpreter; --local: the local GPU executor on GPUs 0..gpus-1; else a local
-    Ray cluster of `gpus` GPUs."""
+    Ray cluster of `gpus` GPUs, `chunk` candidates per task (default --chunk)."""
     if args.cpu:
         return make_executor("cpu", workers=args.workers, options=CPU_OPTIONS)
     budgets = dict(timeout_s=args.timeout_s, run_timeout_s=args.run_timeout_s,
                    cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
     if args.local:
         return make_executor("cuda", gpus=list(range(gpus)), workers=args.workers, **budgets)
-    return make_executor("ray", num_gpus=gpus, chunk_size=args.chunk, workers_per_task=args.workers,
+    return make_executor("ray", num_gpus=gpus, chunk_size=chunk or args.chunk, workers_per_task=args.workers,
                          max_retries=2, **budgets)
 
 
-def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path) -> dict:
+def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path, chunk: int | None = None) -> dict:
     """Measure `cands` on a fresh executor of `gpus` GPUs (CPU workers with --cpu), appending each
     Measurement to `path`; stops waiting at `deadline` (epoch seconds)."""
     t_init = time.monotonic()
-    ex = _executor(args, gpus)
+    ex = _executor(args, gpus, chunk)
     startup = time.monotonic() - t_init
     by_pid: dict[str, list] = {}
     for c in cands:
@@ -159,9 +158,7 @@ def run_shard(args) -> int:
     cands = shard_candidates(pids, args.max_points, args.mutations, args.seed, i, n)
     done: set[str] = set()
     for p in args.resume:
-        for line in Path(p).read_text().splitlines():
-            if line.strip():
-                done.add(json.loads(line)["candidate_id"])
+        done.update(row["candidate_id"] for row in read_jsonl(p))
     todo = [c for c in cands if c.id not in done]
     log(f"shard {i}/{n}: {len(cands)} candidates over {len(pids)} problems, {len(todo)} to measure")
     args.out.mkdir(parents=True, exist_ok=True)
@@ -174,14 +171,15 @@ def run_shard(args) -> int:
         raise SystemExit("--scaling measures Ray's scaling: it needs the Ray executor (drop --local)")
     if args.scaling and todo and not args.cpu:
         batch = todo[: args.scaling]
-        chunk, args.chunk = args.chunk, args.scaling_chunk or args.chunk   # both clusters: the same chunks
-        one = measure_batch(batch, args, 1, deadline, args.out / "landscape-scaling-1gpu.jsonl")
+        chunk = args.scaling_chunk or args.chunk   # both clusters: the same chunks
+        one = measure_batch(batch, args, 1, deadline, args.out / "landscape-scaling-1gpu.jsonl", chunk)
         key = one["hardware"]["key"]
         (args.out / "landscape-scaling-1gpu.jsonl").rename(args.out / f"landscape-scaling-{key}-1gpu.jsonl")
         batch = [c for c in batch if c.id in set(one["ids"])]
-        many = measure_batch(batch, args, gpus, deadline, tmp_path)
-        args.chunk = chunk
-        scaling = {"batch": len(batch), "gpus": gpus, "per_min_1gpu": one["per_min"], "per_min_ngpu": many["per_min"],
+        many = measure_batch(batch, args, gpus, deadline, tmp_path, chunk)
+        scaling = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit(),
+                   "chunk": chunk, "workers_per_task": args.workers, "batch": len(batch), "gpus": gpus,
+                   "per_min_1gpu": one["per_min"], "per_min_ngpu": many["per_min"],
                    "ray_scaling": round(many["per_min"] / one["per_min"], 3) if one["per_min"] and many["per_min"] else None,
                    "cache": "cold: each cluster starts with a fresh, empty build cache",
                    "runs": {"1gpu": {k: v for k, v in one.items() if k != "ids"},
@@ -189,9 +187,7 @@ def run_shard(args) -> int:
         n_scaled = many["measured"]
         todo = [c for c in todo if c.id not in set(many["ids"])]
         # Written now, not only in the summary: a run cut short by its machine keeps its scaling.
-        (args.out / f"landscape-scaling-{key}-summary.json").write_text(json.dumps(
-            {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit(),
-             "chunk": args.scaling_chunk or args.chunk, "workers_per_task": args.workers, **scaling}, indent=1) + "\n")
+        (args.out / f"landscape-scaling-{key}-summary.json").write_text(json.dumps(scaling, indent=1) + "\n")
         log(f"ray scaling on {len(batch)} candidates: {scaling['ray_scaling']} ({gpus} GPUs vs 1)")
     rest = measure_batch(todo, args, gpus, deadline, tmp_path) if todo else {"measured": 0, "ids": [], "hardware": None}
     key = key or (rest["hardware"] or {}).get("key") or "gpu"
@@ -261,11 +257,9 @@ def merge(args) -> int:
     ms: dict[str, Measurement] = {}
     for d in args.merge:
         for p in sorted(Path(d).glob(f"landscape-{args.gpu}-shard*.jsonl*")):
-            text = gzip.decompress(p.read_bytes()).decode() if p.suffix == ".gz" else p.read_text()
-            for line in text.splitlines():
-                if line.strip():
-                    m = Measurement.from_dict(json.loads(line))
-                    ms[m.candidate_id] = m  # a later call's re-measurement of the same id wins
+            for row in read_jsonl(p):
+                m = Measurement.from_dict(row)
+                ms[m.candidate_id] = m  # a later call's re-measurement of the same id wins
     lands = landscapes(list(pids), max_points, mutations, seed)
     want = {c.id for land in lands.values() for c in land.candidates}
     unknown = set(ms) - want

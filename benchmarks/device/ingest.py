@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import collections
 import dataclasses
-import gzip
 import json
 import statistics
 import sys
@@ -32,15 +31,9 @@ from workbench.dataset import (CompileBaseline, load_compile_baselines, load_shi
 from workbench.problems import list_problems  # noqa: E402
 from workbench.records import Candidate, Measurement  # noqa: E402
 from workbench.store import Store  # noqa: E402
-from _common import commit as head_commit  # noqa: E402
+from _common import commit as head_commit, read_jsonl  # noqa: E402
 
 RAW = ROOT / "kernels_cache" / "raw"
-
-
-def _lines(path: Path) -> list[dict]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as fh:
-        return [json.loads(x) for x in fh if x.strip()]
 
 
 def main() -> int:
@@ -53,8 +46,8 @@ def main() -> int:
     # candidates of a newer run (a clean checkout has none and re-ingests from the shipped ones).
     pool = {c.id: c for c in load_shipped(args.out).candidates} if (args.out / "kernels.parquet").exists() else {}
     if args.pool.exists():
-        pool.update((c["id"], Candidate.from_dict(c)) for c in _lines(args.pool))
-    missing = {m["candidate_id"] for p in RAW.glob("measurements-*.jsonl*") for m in _lines(p)} - set(pool)
+        pool.update((c["id"], Candidate.from_dict(c)) for c in read_jsonl(args.pool))
+    missing = {m["candidate_id"] for p in RAW.glob("measurements-*.jsonl*") for m in read_jsonl(p)} - set(pool)
     if missing:
         raise SystemExit(f"{len(missing)} measured candidates have no record in {args.out} or {args.pool} "
                          f"(e.g. {sorted(missing)[0]}); pass the pool file of the run that measured them")
@@ -72,7 +65,7 @@ def main() -> int:
     latest: dict[str, dict[str, Measurement]] = {}
     superseded: dict[str, int] = {}
     for path in sorted(RAW.glob("measurements-*.jsonl*")):
-        for m in (Measurement.from_dict(d) for d in _lines(path)):
+        for m in (Measurement.from_dict(d) for d in read_jsonl(path)):
             rows_of = latest.setdefault(m.hardware_key, {})
             old = rows_of.get(m.candidate_id)
             if old is not None:
@@ -95,7 +88,7 @@ def main() -> int:
                    "superseded_rows": superseded.get(key, 0)}
         rep = RAW / f"repeat-{key}.jsonl"
         if rep.exists():
-            repeats = [r for r in _lines(rep) if r["candidate_id"] in rows_of]  # rows_of: the shipped rows
+            repeats = [r for r in read_jsonl(rep) if r["candidate_id"] in rows_of]  # rows_of: the shipped rows
             signed = [(r["speedup"] / rows_of[r["candidate_id"]].speedup - 1) * 100 for r in repeats
                       if r["status"] == "ok" and rows_of[r["candidate_id"]].ok]
             diffs = [abs(d) for d in signed]
