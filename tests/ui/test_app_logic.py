@@ -203,6 +203,19 @@ def test_app_builds_with_replay_banner(store, monkeypatch):
     assert "WORKBENCH_AUTH is set but the server has no login" in refusal and "REPLAY" not in refusal
 
 
+def test_pages_register_no_process_wide_busy_indicator(store, monkeypatch):
+    """Panel sets every registered busy indicator, of every session, when any session handles an
+    event; the app's pages register none, so one session's event never patches another's page."""
+    from workbench import app
+
+    monkeypatch.setattr(app, "gpu_available", lambda: False)
+    pn.state.cache.clear()
+    before = list(pn.state._indicators)
+    pages = [app.build(store), app.build(store)]
+    assert pn.state._indicators == before
+    assert all(p.busy_indicator is None for p in pages)
+
+
 def test_the_form_builds_a_local_forecaster_spec_and_shows_errors_escaped(store, tmp_path):
     """Picking "local" shows the Local model card; its fields reach the spec (the model and the
     adapter); a missing adapter folder is refused before starting, as an escaped message."""

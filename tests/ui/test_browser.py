@@ -19,6 +19,7 @@ from pathlib import Path
 
 import panel as pn
 import pytest
+from browser_steps import open_in_inspector
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR
 
@@ -165,8 +166,7 @@ def test_candidate_opens_with_diff_and_reasoning(page, artifacts):
     tab(page, "Search").click()
     row = page.locator(".wb-candidates .tabulator-row").last
     cid = row.locator("[tabulator-field='candidate']").inner_text().strip()
-    row.click()
-    expect(tab(page, "Inspector")).to_have_class(re.compile(r"\bbk-active\b"))
+    open_in_inspector(page, row)
     page.wait_for_selector(".wb-diff", state="attached")
     diff = page.locator(".wb-diff").first.inner_text()
     # the clicked child's diff against its parent: both named, changed hunks shown (with three

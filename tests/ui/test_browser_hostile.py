@@ -14,6 +14,7 @@ from urllib.parse import urlparse
 
 import panel as pn
 import pytest
+from browser_steps import open_in_inspector
 from hostile_fixtures import HOSTILE_ID, OUTSIDE_IMAGE, PAYLOAD, make_hostile_store
 
 CHROMIUM = "/usr/bin/chromium"
@@ -69,7 +70,7 @@ def served(browser, tmp_path, monkeypatch):
 
 def _open_hostile_candidate(page) -> None:
     page.locator(".bk-tab", has_text="Dataset").first.click()
-    page.locator(".tabulator-row", has_text=HOSTILE_ID).first.click()
+    open_in_inspector(page, page.locator(".tabulator-row", has_text=HOSTILE_ID).first)
     page.wait_for_selector(".wb-reason")
 
 

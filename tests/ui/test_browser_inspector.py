@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from browser_steps import open_in_inspector
 from inspector_fixtures import PROBLEM, own_line
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR
@@ -65,8 +66,7 @@ def test_inspector_shows_the_h200_rows_own_log_label_and_provenance(page):
     assert PROBLEM in status(page).inner_text()
     measured = page.locator(".wb-candidates .tabulator-row", has_text="measured").last
     cid = measured.locator("[tabulator-field=candidate]").inner_text().strip()
-    measured.click()
-    expect(tab(page, "Inspector")).to_have_class(re.compile(r"\bbk-active\b"))
+    open_in_inspector(page, measured)
     expect(page.locator(".wb-provenance")).to_contain_text("replayed in this run")
     expect(page.locator(".wb-provenance")).to_contain_text("recorded on H200")
     expect(page.locator(".wb-log-text")).to_have_text(re.compile(re.escape(own_line(cid, "h200"))))
@@ -79,8 +79,7 @@ def test_inspector_shows_the_h200_rows_own_log_label_and_provenance(page):
     tab(page, "Search").click()
     unmeasured = page.locator(".wb-candidates .tabulator-row", has_text="forecast").first
     other = unmeasured.locator("[tabulator-field=candidate]").inner_text().strip()
-    unmeasured.click()
-    expect(tab(page, "Inspector")).to_have_class(re.compile(r"\bbk-active\b"))
+    open_in_inspector(page, unmeasured)
     expect(page.locator(".wb-provenance")).to_contain_text("recorded on H200")
     expect(page.locator(".wb-provenance")).to_contain_text("this search did not measure it")
     expect(page.locator(".wb-log-text")).to_have_text(re.compile(re.escape(own_line(other, "h200"))))

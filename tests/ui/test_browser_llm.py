@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
+from browser_steps import open_in_inspector
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR
 
@@ -86,8 +87,7 @@ def test_llm_forecaster_and_generator_write_candidates_and_reasoning(page, llm_s
     text = status_text(page)
     assert re.search(r"language model: [1-9]\d* children written, [1-9]\d* forecasts", text), text
     child = page.locator(".wb-candidates .tabulator-row", has_text="llm-guided:").first
-    child.click()
-    expect(page.locator(".bk-tab", has_text="Inspector").first).to_have_class(re.compile(r"\bbk-active\b"))
+    open_in_inspector(page, child)
     expect(page.locator(".wb-generation p").first).to_contain_text("Generator answer")
     expect(page.locator(".wb-generation p").first).to_contain_text("tokens")
     assert page.locator(".wb-generation-text").inner_text().strip()
