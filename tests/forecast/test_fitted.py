@@ -162,3 +162,33 @@ def test_learned_settings_fill_defaults_and_refuse_unknown_names():
     assert fitted.learned_settings({"seed": 3})["seed"] == 3
     with pytest.raises(ConfigError, match="max_depth"):
         fitted.learned_settings({"max_depth": 3})
+
+
+def test_cached_learned_in_evaluate_fits_each_fold_once(tmp_path, data):
+    """`evaluate` scores what `fit` returns; with CachedLearned a second evaluation of the same
+    folds loads every fold's model (nothing refitted) and scores the same forecasts."""
+    from workbench.errors import ConfigError
+    from workbench.evaluate import evaluate
+    from workbench.forecast.fitted import CachedLearned
+
+    problems, candidates, ms = data
+    gpu = ms[0].hardware_key
+    said: list[str] = []
+    settings = {"max_iter": 20, "seed": 0, "calibration_folds": 3}
+
+    def make():
+        return CachedLearned(settings, hardware_key=gpu, cache_dir=tmp_path, progress=said.append)
+
+    first = evaluate(make, problems, candidates, ms, gpu=gpu, folds=3, seed=0)
+    fits = [x for x in said if x.startswith("fitting learned") and "done in" in x]
+    assert len(fits) == 3 and not any(x.startswith("loaded") for x in said)
+    said.clear()
+    second = evaluate(make, problems, candidates, ms, gpu=gpu, folds=3, seed=0)
+    assert not any(x.startswith("fitting") for x in said)
+    assert sum(x.startswith("loaded cached learned forecaster") for x in said) == 3
+    assert first.forecaster == second.forecaster == "learned"
+    np.testing.assert_array_equal(first.probabilities, second.probabilities)
+    with pytest.raises(ConfigError, match="forecasts nothing itself"):
+        make().forecast(problems[0], candidates[0], H100)
+    with pytest.raises(ConfigError, match="unknown learned forecaster settings"):
+        CachedLearned({"depth": 3})

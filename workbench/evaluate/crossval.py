@@ -4,7 +4,9 @@
 forecasts of every ok measurement against its measured bin. With split="heldout-problems" the
 problems are split into `folds` groups (GroupKFold, shuffled by `seed`); a forecaster that can
 `fit` is trained afresh per fold on the other problems only, so every score is on problems the
-model never saw. Forecasters without `fit` (roofline, LLMs) are simply asked about every row.
+model never saw; what `fit` returns is the forecaster scored (scikit-learn's `fit` returns
+self; `workbench.forecast.fitted.CachedLearned.fit` returns a fit loaded from the fit cache).
+Forecasters without `fit` (roofline, LLMs) are simply asked about every row.
 Cross-GPU: train on `train_gpu` measurements, score on `test_gpu` ones (still by held-out
 problem unless split="none"). `test_problems` replaces the folds by one fixed held-out set: a
 trainable forecaster is fitted once on every other problem and scored on those only (a
@@ -145,9 +147,8 @@ def evaluate(forecaster_or_factory: ForecasterOrFactory, problems: Sequence[Prob
         for fold, (_, te) in enumerate(splitter.split(np.zeros(len(groups)), groups=groups)):
             fold_of_rows[te] = fold
             held_out = set(groups[te].tolist())
-            fc = _make(forecaster_or_factory)
-            fc.fit(problems, candidates,  # type: ignore[attr-defined]
-                   [m for m in train_ms if m.problem_id not in held_out])
+            fc = _make(forecaster_or_factory).fit(  # type: ignore[attr-defined]
+                problems, candidates, [m for m in train_ms if m.problem_id not in held_out])
             for i, f in zip(te, _forecast_rows(fc, [test_rows[i] for i in te])):
                 forecasts[i] = f
     fs: list[Forecast] = forecasts  # type: ignore[assignment]

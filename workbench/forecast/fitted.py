@@ -44,6 +44,7 @@ from typing import Any, Callable, Mapping, Sequence
 import joblib
 
 from workbench.errors import ConfigError
+from workbench.forecast.base import BatchForecaster
 from workbench.records import Candidate, Measurement, Problem
 
 #: Environment variable naming the cache folder.
@@ -319,3 +320,32 @@ def fit_or_load(problems: Sequence[Problem], candidates: Sequence[Candidate],
             say(f"warning: could not write the fitted-forecaster cache in {store.dir} ({e}); "
                 f"set {ENV_CACHE_DIR} to a writable folder")
     return model
+
+
+class CachedLearned(BatchForecaster):
+    """An unfitted learned forecaster whose `fit` is `fit_or_load`: rows, settings and code that
+    were fitted before are loaded from the fit cache instead of refitted. For `evaluate` (which
+    scores what `fit` returns): folds fitted by an earlier evaluation, or another notebook, on
+    the same training rows load in seconds. `fit` returns the fitted `LearnedForecaster`, not
+    self; this object forecasts nothing itself (ConfigError).
+
+    `settings`, `hardware_key`, `cache_dir`, `progress`: as for `fit_or_load`."""
+
+    name = "learned"
+
+    def __init__(self, settings: Mapping[str, Any] | None = None, *, hardware_key: str = "",
+                 cache_dir: str | os.PathLike | None = None, progress: Progress | None = None):
+        self.settings = learned_settings(settings)  # unknown names fail here, not at the first fold
+        self.hardware_key = hardware_key
+        self.cache_dir = cache_dir
+        self.progress = progress
+
+    def fit(self, problems: Sequence[Problem], candidates: Sequence[Candidate],
+            measurements: Sequence[Measurement]):
+        """The learned forecaster fitted on these rows, loaded from the cache when it holds them."""
+        return fit_or_load(problems, candidates, measurements, hardware_key=self.hardware_key,
+                           settings=self.settings, cache_dir=self.cache_dir, progress=self.progress)
+
+    def forecast_batch(self, items, hardware, relative_to="reference", parents=None):
+        raise ConfigError("CachedLearned forecasts nothing itself: forecast with the forecaster "
+                          "its fit returns")
