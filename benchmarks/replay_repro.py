@@ -1,6 +1,6 @@
 """Does the code at HEAD reproduce a committed replay search result exactly?
 
-    python benchmarks/replay_repro.py --gpu h100 [--jobs 2] [--max-problems N] [--out FILE]
+    python benchmarks/replay_repro.py --gpu h100 [--jobs 2] [--problems ID,...] [--out DIR]
 
 Replay searches (`benchmarks/search_bench.py`) answer every GPU measurement from recorded data, so
 they are a pure function of the code, the data and the settings. This script re-runs the replay
@@ -13,13 +13,15 @@ forecaster, adapt_forecasts, problems) are the file's `setup`, not today's defau
 Each re-run run is compared with the recorded run of the same (problem, method, seed) on every
 field both hold, exactly (JSON round trip, floats bit for bit). Writes
 `benchmarks/results/replay-repro-<gpu>.json` (benchmark, gpu, date, commit, metrics) for a run
-over every recorded problem; `--max-problems` runs a prefix and writes only into the `--out` directory.
+over every recorded problem.
 
 Metrics: runs_recorded, runs_replayed, runs_equal, runs_differing (count), missing (recorded runs
 not replayed, within the problems run), fields_only_recorded / fields_only_replayed (field names
 that one side lacks; not compared), reproduces (runs_equal == runs_replayed == runs of the
 problems run, and nothing missing). `differences` lists up to 20 differing runs with the fields
-that differ. Exit 0 when it reproduces, 1 when it does not, 2 on bad input.
+that differ and, for scalar fields, [recorded, replayed]. `--problems` or `--max-problems` run a
+subset, written only into the `--out` directory. Exit 0 when it reproduces, 1 when it does not, 2
+on bad input.
 """
 from __future__ import annotations
 
@@ -69,6 +71,10 @@ def _key(run: dict[str, Any]) -> tuple[str, str, int]:
     return run["problem_id"], run["method"], run["seed"]
 
 
+def _short(value: Any) -> bool:
+    return value is None or isinstance(value, (bool, int, float, str))
+
+
 def compare_runs(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]],
                  problems: list[str]) -> dict[str, Any]:
     """Compare replayed runs with the recorded runs of `problems`, field by field on the fields
@@ -89,7 +95,8 @@ def compare_runs(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]],
         only_new |= set(run) - set(ref)
         fields = sorted(f for f in set(ref) & set(run) if ref[f] != run[f])
         if fields:
-            differences.append({"run": list(key), "fields": fields})
+            differences.append({"run": list(key), "fields": fields,
+                                "values": {f: [ref[f], run[f]] for f in fields if _short(ref[f]) and _short(run[f])}})
         else:
             equal += 1
     missing = sorted(set(old) - set(new))
@@ -108,7 +115,7 @@ def compare_runs(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]],
 
 
 def replay_again(doc: dict[str, Any], gpu: str, jobs: int = 1, max_problems: int | None = None,
-                 root: Path = ROOT, progress: bool = False) -> tuple[list[dict[str, Any]], list[str], dict]:
+                 only: list[str] | None = None, root: Path = ROOT, progress: bool = False) -> tuple[list[dict[str, Any]], list[str], dict]:
     """Re-run the replay runs a search_bench result `doc` records, grouped by the commit whose
     shipped data recorded them. Returns (runs, problems run, {data commit: methods})."""
     from search_bench import CONTROLS, REPLAY_METHODS, learned_factory, roofline_factory, run_benchmark
@@ -121,6 +128,11 @@ def replay_again(doc: dict[str, Any], gpu: str, jobs: int = 1, max_problems: int
         raise ConfigError("the results file records no replay runs with their setup and commit; "
                           "run benchmarks/search_bench.py first")
     problems = list(setup["problems"])[:max_problems]
+    if only is not None:
+        unknown = sorted(set(only) - set(problems))
+        if unknown:
+            raise ConfigError(f"--problems {unknown} are not among the recorded problems")
+        problems = [pid for pid in problems if pid in set(only)]
     methods = list(dict.fromkeys(r["method"] for r in recorded))
     unknown = [m for m in methods if m not in REPLAY_METHODS]
     if unknown:
@@ -154,14 +166,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--jobs", type=int, default=1, help="problems replayed at once (same results)")
     ap.add_argument("--max-problems", type=int, default=None, help="only the first N recorded problems "
                     "(written only to --out)")
+    ap.add_argument("--problems", default=None, help="only these recorded problems (comma-separated ids; "
+                    "written only to --out)")
     ap.add_argument("--out", default=None, help="also write the result into this directory")
     args = ap.parse_args(argv)
     path = Path(args.results) if args.results else RESULTS_DIR / f"search-{args.gpu}.json"
     t0 = time.time()
     try:
         doc = json.loads(path.read_text())
+        only = [x for x in args.problems.split(",") if x] if args.problems else None
         runs, problems, groups = replay_again(doc, args.gpu, jobs=args.jobs, max_problems=args.max_problems,
-                                              progress=True)
+                                              only=only, progress=True)
     except (OSError, ValueError, WorkbenchError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -185,7 +200,7 @@ def main(argv: list[str] | None = None) -> int:
         "differences": differences,
         "missing_runs": missing_runs,
     }
-    full = args.max_problems is None or args.max_problems >= len(doc["setup"]["problems"])
+    full = len(problems) == len(doc["setup"]["problems"])
     write_results(RESULTS_DIR, f"replay-repro-{args.gpu}.json", json.dumps(out, indent=2) + "\n", full,
                   args.out, partial="a run over some of the problems: pass --out to keep it")
     print(json.dumps(out["metrics"], indent=2))
