@@ -53,17 +53,17 @@ MAX_LISTED = 20
 def shipped_at(rev: str, dest: Path, root: Path = ROOT) -> Path:
     """Write the shipped data directory as committed at `rev` into `dest`; returns `dest`.
     ConfigError when `rev` or its data is not in this clone's history."""
+    dest.mkdir(parents=True, exist_ok=True)
     try:
         names = subprocess.run(["git", "ls-tree", "--name-only", f"{rev}:{SHIPPED}"], cwd=root,
                                capture_output=True, text=True, check=True, timeout=30).stdout.split()
-    except (OSError, subprocess.SubprocessError) as e:
+        for name in names:
+            blob = subprocess.run(["git", "show", f"{rev}:{SHIPPED}/{name}"], cwd=root, capture_output=True,
+                                  check=True, timeout=60).stdout
+            (dest / name).write_bytes(blob)
+    except subprocess.SubprocessError as e:
         raise ConfigError(f"the shipped data of commit {rev} is not in this clone's history ({e}); "
                           "run from a full clone (not --depth)") from e
-    dest.mkdir(parents=True, exist_ok=True)
-    for name in names:
-        blob = subprocess.run(["git", "show", f"{rev}:{SHIPPED}/{name}"], cwd=root, capture_output=True,
-                              check=True, timeout=60).stdout
-        (dest / name).write_bytes(blob)
     return dest
 
 
@@ -115,7 +115,8 @@ def compare_runs(recorded: list[dict[str, Any]], replayed: list[dict[str, Any]],
 
 
 def replay_again(doc: dict[str, Any], gpu: str, jobs: int = 1, max_problems: int | None = None,
-                 only: list[str] | None = None, root: Path = ROOT, progress: bool = False) -> tuple[list[dict[str, Any]], list[str], dict]:
+                 only: list[str] | None = None, root: Path = ROOT,
+                 progress: bool = False) -> tuple[list[dict[str, Any]], list[str], dict]:
     """Re-run the replay runs a search_bench result `doc` records, grouped by the commit whose
     shipped data recorded them. Returns (runs, problems run, {data commit: methods})."""
     from search_bench import CONTROLS, REPLAY_METHODS, learned_factory, roofline_factory, run_benchmark
@@ -132,7 +133,7 @@ def replay_again(doc: dict[str, Any], gpu: str, jobs: int = 1, max_problems: int
         unknown = sorted(set(only) - set(problems))
         if unknown:
             raise ConfigError(f"--problems {unknown} are not among the recorded problems")
-        problems = [pid for pid in problems if pid in set(only)]
+        problems = [pid for pid in problems if pid in only]
     methods = list(dict.fromkeys(r["method"] for r in recorded))
     unknown = [m for m in methods if m not in REPLAY_METHODS]
     if unknown:
