@@ -89,10 +89,10 @@ def page(main: list) -> pn.template.BaseTemplate:
     """The page template, with every resource served by this server (no web font from outside).
 
     No busy indicator: Panel keeps the templates' busy indicators in one process-wide list and
-    sets every session's indicator whenever any session starts handling an event, so with two
-    sessions open an event of one could patch the other's document outside its lock; Bokeh then
-    raised and dropped the event (a click on a candidate row that never opened the Inspector).
-    The search status line says what the app is doing instead."""
+    sets all of them whenever any session starts handling an event; on that path Bokeh has
+    raised ("_pending_writes should be non-None ...") and dropped the event being handled (a
+    click on a candidate row that never opened the Inspector). The search status line says what
+    the app is doing instead."""
     return pn.template.FastListTemplate(title=TITLE, main=main, design=OfflineFast, busy_indicator=None)
 
 
