@@ -22,6 +22,11 @@ problems run, and nothing missing). `differences` lists up to 20 differing runs 
 that differ and, for scalar fields, [recorded, replayed]. `--problems` or `--max-problems` run a
 subset, written only into the `--out` directory. Exit 0 when it reproduces, 1 when it does not, 2
 on bad input.
+
+`--conformal-starts N` replays with `ConformalRiskController.default_starts = N` (the scans of the
+selective methods' conformal controller; the controller of the recorded runs had one scan) and
+writes `replay-repro-conformal-starts<N>-<gpu>.json` instead: with N = 1 it tells whether the
+runs that differ at the default come from that controller change alone.
 """
 from __future__ import annotations
 
@@ -42,7 +47,10 @@ for p in (str(ROOT), str(HERE)):
 
 from _common import commit, write_results  # noqa: E402
 
+from workbench.calibration.conformal import ConformalRiskController  # noqa: E402
 from workbench.errors import ConfigError, WorkbenchError  # noqa: E402
+
+DEFAULT_STARTS = ConformalRiskController.default_starts
 
 RESULTS_DIR = HERE / "results"
 SHIPPED = "kernels_cache/shipped"
@@ -170,7 +178,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--problems", default=None, help="only these recorded problems (comma-separated ids; "
                     "written only to --out)")
     ap.add_argument("--out", default=None, help="also write the result into this directory")
+    ap.add_argument("--conformal-starts", type=int, default=None, metavar="N",
+                    help="replay with N scans in the conformal controller (1: the single scan of "
+                         "the controller before the multi-start one); see the module doc")
     args = ap.parse_args(argv)
+    name = "replay-repro"
+    if args.conformal_starts is not None:
+        if args.conformal_starts < 1:
+            print(f"error: --conformal-starts must be at least 1, got {args.conformal_starts}", file=sys.stderr)
+            return 2
+        ConformalRiskController.default_starts = args.conformal_starts  # this process and its forks
+        name = f"replay-repro-conformal-starts{args.conformal_starts}"
     path = Path(args.results) if args.results else RESULTS_DIR / f"search-{args.gpu}.json"
     t0 = time.time()
     try:
@@ -184,25 +202,29 @@ def main(argv: list[str] | None = None) -> int:
     result = compare_runs(doc["replay_runs"], runs, problems)
     differences, missing_runs = result.pop("differences"), result.pop("missing_runs")
     out = {
-        "benchmark": "replay-repro",
+        "benchmark": name,
         "gpu": args.gpu,
         "date": time.strftime("%Y-%m-%d"),
         "commit": commit(),
         "notes": "Replay runs of the committed search result re-run with this commit's code on the "
                  "shipped data of the commits that recorded them, compared field by field, exactly "
                  "(benchmarks/replay_repro.py). Measures nothing on a GPU: replay answers from "
-                 "recorded measurements.",
+                 "recorded measurements."
+                 + ("" if args.conformal_starts is None else
+                    f" The conformal controller ran with {args.conformal_starts} scan(s) instead of "
+                    f"its default {DEFAULT_STARTS}."),
         "metrics": result,
         "setup": {"results_file": str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path),
                   "recorded_commit": doc["commit"], "data_commits": groups, "problems": len(problems),
                   "budget": doc["setup"]["budget"], "seeds": doc["setup"]["seeds"], "k": doc["setup"]["k"],
                   "m": doc["setup"]["m"], "forecaster": doc["setup"].get("forecaster"),
+                  "conformal_starts": args.conformal_starts,
                   "jobs": args.jobs, "seconds": round(time.time() - t0, 1)},
         "differences": differences,
         "missing_runs": missing_runs,
     }
     full = len(problems) == len(doc["setup"]["problems"])
-    write_results(RESULTS_DIR, f"replay-repro-{args.gpu}.json", json.dumps(out, indent=2) + "\n", full,
+    write_results(RESULTS_DIR, f"{name}-{args.gpu}.json", json.dumps(out, indent=2) + "\n", full,
                   args.out, partial="a run over some of the problems: pass --out to keep it")
     print(json.dumps(out["metrics"], indent=2))
     return 0 if result["reproduces"] else 1

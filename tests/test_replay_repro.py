@@ -108,3 +108,10 @@ def test_committed_reproduction_covers_the_committed_search_result():
     assert m["runs_equal"] + m["runs_differing"] == m["runs_replayed"]
     assert m["reproduces"] == (m["runs_differing"] == 0 and m["missing"] == 0)
     assert len(doc["differences"]) == min(m["runs_differing"], replay_repro.MAX_LISTED)
+
+
+def test_conformal_starts_below_one_is_refused(tmp_path, capsys):
+    path = tmp_path / "search-h100.json"
+    path.write_text(json.dumps({"commit": "abc", "setup": {"problems": ["P1"]}, "replay_runs": [run()]}))
+    assert replay_repro.main(["--results", str(path), "--conformal-starts", "0", "--out", str(tmp_path)]) == 2
+    assert "--conformal-starts must be at least 1" in capsys.readouterr().err

@@ -76,6 +76,17 @@ def test_a_confidently_wrong_top_does_not_block_lower_thresholds():
                    for s, lv in zip(ctl.starts_, ctl.levels_))
 
 
+def test_starts_none_takes_the_class_default(monkeypatch):
+    """`default_starts` (what benchmarks/replay_repro.py --conformal-starts sets) is the number of
+    scans a controller built without `starts` runs."""
+    c, e = _draw_confidently_wrong_top(np.random.default_rng(0), 1000)
+    assert ConformalRiskController().starts == ConformalRiskController.default_starts == 8
+    monkeypatch.setattr(ConformalRiskController, "default_starts", 1)
+    ctl = ConformalRiskController(target_risk=0.5, delta=0.1).calibrate_arrays(c, e)
+    assert ctl.starts == 1 and ctl.threshold_ == float("inf")  # the single scan's answer above
+    assert ConformalRiskController(starts=3).starts == 3
+
+
 def test_hand_built_case_where_trusting_everything_is_within_the_target():
     """The lesson notebook's shape: the most confident forecasts all wrong, the overall error
     below the target. The controller must trust a non-empty set."""

@@ -49,6 +49,12 @@ def test_diff_labels_are_escaped():
     _assert_inert(out.split("</style>", 1)[1])
 
 
+def test_a_seed_candidate_is_named_escaped_with_its_source():
+    out = side_by_side_diff(None, f"x = 1  # {PAYLOAD}\n", label=f"candidate {PAYLOAD}")
+    _assert_inert(out)
+    assert f"candidate {ESCAPED}" in out and "no parent" in out and f"x = 1  # {ESCAPED}" in out
+
+
 def test_search_status_escapes_the_error_of_a_failed_search(hostile_store):
     def build(store, args):
         raise WorkbenchError(f"generator said {PAYLOAD}")

@@ -65,7 +65,8 @@ class ConformalRiskController(SelectivePolicy):
     Parameters: `target_risk` (alpha, in (0, 1)), `delta` (in (0, 1)), `score` (a confidence
     score of `workbench.calibration.selective`), `loss` ("bin", "off_by_more_than_one" or a
     callable), `grid` (number of equal steps of the threshold grid over [0, 1]), `starts`
-    (start points of the fixed-sequence scans, >= 1; see the module doc), `top_share` (the
+    (start points of the fixed-sequence scans, >= 1; see the module doc; None = the class's
+    `default_starts`, 1 being the single scan of the earlier controller), `top_share` (the
     share of delta given to the scan from the top, see `levels`), `min_covered` (where the
     first scan starts; None = the smallest testable count at that scan's level).
 
@@ -77,9 +78,13 @@ class ConformalRiskController(SelectivePolicy):
     `n_calibration_`.
     """
 
+    #: Scans when `starts` is None.
+    default_starts: int = 8
+
     def __init__(self, target_risk: float = 0.2, delta: float = 0.1, score: str = "maxprob",
                  loss: Loss = "bin", grid: int = 200, min_covered: int | None = None,
-                 starts: int = 8, top_share: float = 0.5):
+                 starts: int | None = None, top_share: float = 0.5):
+        starts = self.default_starts if starts is None else starts
         if not 0 < target_risk < 1:
             raise MetricInputError(f"target_risk is a rate in (0, 1), got {target_risk}")
         if not 0 < delta < 1:

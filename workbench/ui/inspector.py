@@ -37,7 +37,8 @@ def side_by_side_diff(parent_source: str | None, source: str, parent_label: str 
     Source lines and labels are escaped: the browser shows them literally."""
     if parent_source is None:
         body = html.escape(source)
-        return f"<div class='wb-diff'><p><i>no parent: a seed candidate</i></p><pre>{body}</pre></div>"
+        return (f"<div class='wb-diff'><p>{esc(label)}: <i>no parent, a seed candidate</i></p>"
+                f"<pre>{body}</pre></div>")
     table = difflib.HtmlDiff(wrapcolumn=80).make_table(
         parent_source.splitlines(), source.splitlines(), esc(parent_label), esc(label),
         context=True, numlines=3)  # HtmlDiff escapes the lines itself, never the labels
