@@ -35,7 +35,7 @@ run: $(STAMP)
 
 # Two test processes (one per core of a small machine); a file's tests stay in one process.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=30
 
 # docs/results.md from benchmarks/results/*.json (tests/test_results_page.py checks it is current).
 results: $(STAMP)

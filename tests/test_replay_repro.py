@@ -96,10 +96,13 @@ def test_a_file_without_replay_runs_is_refused(tmp_path, capsys):
     assert "['P9'] are not among the recorded problems" in capsys.readouterr().err
 
 
-def test_committed_reproduction_covers_the_committed_search_result():
-    """The committed reproduction was made against today's committed search result, over all
+@pytest.mark.parametrize("name", ["replay-repro-h100.json", "replay-repro-conformal-starts1-h100.json"])
+def test_committed_reproduction_covers_the_committed_search_result(name):
+    """Each committed reproduction was made against today's committed search result, over all
     of its runs, and its counts add up (whether it reproduces is its finding, not asserted)."""
-    doc = json.loads((ROOT / "benchmarks" / "results" / "replay-repro-h100.json").read_text())
+    doc = json.loads((ROOT / "benchmarks" / "results" / name).read_text())
+    assert doc["benchmark"] == name.removesuffix("-h100.json")
+    assert doc["setup"].get("conformal_starts") == (1 if "starts1" in name else None)
     search = json.loads((ROOT / doc["setup"]["results_file"]).read_text())
     m = doc["metrics"]
     assert doc["setup"]["recorded_commit"] == search["commit"]
