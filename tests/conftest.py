@@ -21,6 +21,28 @@ import urllib.request
 # first imported, so it is set here, before any test module imports triton.
 if not os.path.exists("/dev/nvidia0") and "TRITON_INTERPRET" not in os.environ:
     os.environ["TRITON_INTERPRET"] = "1"
+
+
+def _threads_per_worker() -> int | None:
+    """Under pytest-xdist: the cores' share of one worker process (at least 1); else None."""
+    workers = os.environ.get("PYTEST_XDIST_WORKER_COUNT", "")
+    if not os.environ.get("PYTEST_XDIST_WORKER") or not workers.isdigit():
+        return None
+    return max(1, (os.cpu_count() or 1) // max(1, int(workers)))
+
+
+# Each xdist worker shares the cores with the others: thread pools sized for the whole machine
+# (torch's intra-op pool, OpenMP, BLAS) oversubscribe it, and their spinning threads slow every
+# worker several-fold. So a worker's pools get its share of the cores; subprocesses (notebook
+# kernels, sandboxed workers) inherit the variables.
+_THREADS = _threads_per_worker()
+if _THREADS is not None:
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ.setdefault(_var, str(_THREADS))
+    import torch
+
+    _omp = os.environ["OMP_NUM_THREADS"]
+    torch.set_num_threads(int(_omp) if _omp.isdigit() and int(_omp) > 0 else _THREADS)
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path

@@ -1,8 +1,10 @@
 """Every Triton zoo candidate is correct against its reference on the CPU (Triton interpreter).
 
-Uses the executor's own correctness check (several seeds, inputs checked for mutation, outputs
-for aliasing and degeneracy), in-process for speed; the sandboxed path is tested in
-tests/execution.
+Uses the executor's own correctness check (inputs checked for mutation, outputs for aliasing
+and degeneracy, the candidate called on the seed's inputs, on inputs with one element changed and
+on fresh inputs), in-process for speed, with one seed: these are honest kernels, and the checks
+that only a second seed adds (a call right after a reference run whose output was freed and
+poisoned) are tested on cheating candidates in tests/execution, as is the sandboxed path.
 """
 from __future__ import annotations
 
@@ -49,7 +51,7 @@ def test_zoo_candidate_correct_on_cpu(path):
     lp = load_source(p.source, name=p.id, cpu=True)
     mod = _import(path)
     try:
-        check_correctness(lp.module, mod, "cpu", [0, 1], int(max(lp.sizes.values())), "cpu size")
+        check_correctness(lp.module, mod, "cpu", [0], int(max(lp.sizes.values())), "cpu size")
     except Verdict as v:
         pytest.fail(f"{v.status}: {v.reason}")
 
