@@ -17,7 +17,11 @@ executor serves the whole run (started, and warmed on the zoo kernels, before an
    the search ran (`live_mean_in_flight` until the budget was all handed over, `live_max_in_flight`);
 3. with `--compare-one-in-flight`, the same search with one parent per step ->
    `live_search_per_min_in_flight_1`; with `--compare-in-flight P`, with P parents per step ->
-   `live_search_per_min_in_flight_P`.
+   `live_search_per_min_in_flight_P`;
+4. with `--compare-linger S`, the pipelined live search again on a second local executor whose
+   chunk workers wait up to S seconds for more candidates of their problem (ChunkedExecutor
+   `linger_s`), with a compile cache of its own and warmed the same way ->
+   `live_search_per_min_linger`, `live_ratio_linger` (over the same executor batch), `linger_s`.
 The searches' generator never proposes a batch kernel (`batch_kernels_searched` counts any the
 executor got again, and must be 0).
 With `--ray` (a local Ray cluster over every GPU of the machine): the live search runs on the
@@ -65,6 +69,10 @@ DEFINITIONS = {
     "batch_kernels_searched": "executor-batch kernels the live searches handed to the executor again (0: the "
                               "searches never measure the batch's candidates)",
     "live_search_per_min_in_flight_1": "the same search with one parent per step",
+    "linger_s": "how long the chunk workers of the linger comparison wait for more candidates of their problem",
+    "live_search_per_min_linger": "the pipelined live search on a second executor (own compile cache, warmed "
+                                  "the same way) whose chunk workers linger linger_s seconds",
+    "live_ratio_linger": "live_search_per_min_linger / executor_batch_per_min",
     "ratio_to_one_gpu": "Ray: live_search_per_min on every GPU / live_search_per_min of the one-GPU search",
 }
 
@@ -187,16 +195,17 @@ def live_search(store_dir: Path, name: str, problem, executor, budget: int, in_f
     return out
 
 
-def make_executor(args, ray: bool):
+def make_executor(args, ray: bool, **options):
     """The executor of this run's target (`workbench.compose`): the local GPU 0 or the CPU
-    interpreter (--cpu, two workers), through a local Ray cluster with `ray`."""
+    interpreter (--cpu, two workers), through a local Ray cluster with `ray`; `options` go to
+    the local GPU executor."""
     from workbench.compose import make_executor as compose_executor
     from workbench.spec import Target
 
     target = Target.parse("cpu" if args.cpu else "cuda:0").with_executor("ray" if ray else "local")
     if args.cpu:
         return compose_executor(target, **({"num_cpus": 2} if ray else {"workers": 2}))
-    return compose_executor(target)
+    return compose_executor(target, **(options if not ray else {}))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -212,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--compare-one-in-flight", action="store_true", help="also: one parent per step")
     ap.add_argument("--compare-in-flight", type=int, metavar="P", help="also: P parents per step")
+    ap.add_argument("--compare-linger", type=float, metavar="S",
+                    help="also: the pipelined search on an executor whose chunk workers linger S seconds")
     ap.add_argument("--ray", action="store_true", help="every GPU of the machine through a local Ray cluster")
     ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU (Triton interpreter)")
     ap.add_argument("--out", help="directory for the JSON (required with --cpu)")
@@ -226,6 +237,10 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(e))
     if args.cpu and (not args.out or args.results):
         ap.error("--cpu is a smoke run: pass --out DIR, and no --results")
+    if args.compare_linger is not None and (args.cpu or args.ray):
+        ap.error("--compare-linger compares local GPU executors: not with --cpu or --ray")
+    if args.compare_linger is not None and not 0 < args.compare_linger <= 60:
+        ap.error(f"--compare-linger is seconds in (0, 60], got {args.compare_linger}")
     out_dir = Path(args.out or os.environ.get("OUT") or ROOT / "benchmarks" / "results")
 
     from workbench.problems import get_problem
@@ -268,6 +283,16 @@ def main(argv: list[str] | None = None) -> int:
             details[f"live_search_in_flight_{p}"] = one
             write(args, out_dir, key, gpus, metrics, details, complete=False)
         ex.close()
+        if args.compare_linger is not None:
+            lex = make_executor(args, ray=False, linger_s=args.compare_linger,
+                                cache_root=Path(tmp) / "linger-compile-cache")
+            measure_batch(lex, problem, zoo)
+            one = live_search(Path(tmp), "live-linger", problem, lex, args.budget, args.in_flight, args, banned)
+            lex.close()
+            metrics.update(linger_s=args.compare_linger, live_search_per_min_linger=one["per_min"],
+                           live_ratio_linger=round(one["per_min"] / metrics["executor_batch_per_min"], 3))
+            metrics["batch_kernels_searched"] += one["batch_kernels_searched"]
+            details["live_search_linger"] = one
         if args.ray:
             metrics["gpus"] = gpus
             single = make_executor(args, ray=False)
@@ -297,6 +322,7 @@ def write(args, out_dir: Path, key: str, gpus: int, metrics: dict, details: dict
             "definitions": definitions, "details": details,
             "settings": {"k": args.k, "m": args.m, "max_seeds": args.max_seeds, "seed": args.seed,
                          "budget": args.budget, "batch": args.batch, "in_flight": args.in_flight,
+                         "compare_linger": args.compare_linger,
                          "cpu_smoke": bool(args.cpu), "ray": bool(args.ray), "complete": complete}}
     text = json.dumps(data, indent=2) + "\n"
     targets = [out_dir / name] + ([ROOT / "benchmarks" / "results" / name] if args.results and complete else [])

@@ -103,3 +103,14 @@ def test_live_bench_cpu_smoke(tmp_path):
     assert m["live_ratio"] == pytest.approx(m["live_search_per_min"] / m["executor_batch_per_min"], rel=1e-2)
     assert data["settings"]["cpu_smoke"] is True
     assert not (ROOT / "benchmarks" / "results" / "live-cpu.json").exists()
+
+
+@pytest.mark.parametrize("argv, says", [
+    (["--cpu", "--out", "X", "--compare-linger", "0.5"], "not with --cpu or --ray"),
+    (["--ray", "--compare-linger", "0.5"], "not with --cpu or --ray"),
+    (["--compare-linger", "0"], "seconds in (0, 60]"),
+])
+def test_compare_linger_is_checked_before_anything_runs(argv, says, capsys):
+    with pytest.raises(SystemExit) as e:
+        _bench().main(argv)
+    assert e.value.code == 2 and says in capsys.readouterr().err

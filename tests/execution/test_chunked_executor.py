@@ -67,6 +67,50 @@ def test_chunks_keep_one_measurement_per_candidate_through_crashes(monkeypatch):
     assert earlier and min(done_at[k] for k in earlier) < done_at[6] - 8
 
 
+def test_a_lingering_worker_takes_later_submissions_of_its_problem(monkeypatch):
+    """With linger_s, candidates submitted one at a time (as a live search does) run in the warm
+    worker process of the chunk before them: an oversized source is refused without being sent,
+    a crash costs only itself, and the next candidate gets a fresh process."""
+    from workbench.execution.chunked import MAX_SOURCE_BYTES
+
+    honest = HONEST["softmax_manual_torch"]
+    problem = honest.problem
+    c0, c1, c3 = (_variant(honest, i) for i in (0, 1, 3))
+    big = Candidate.from_source(problem.id, honest.candidate.source + "#" * (MAX_SOURCE_BYTES + 1))
+    crash = _variant(FAULTS["segfault"], 2)
+    chunks: list[list[str]] = []
+    real = executors.run_chunk
+
+    def spy(job, candidates, *a, **kw):
+        chunks.append([c.id for c in candidates])
+        return real(job, candidates, *a, **kw)
+
+    monkeypatch.setattr(executors, "run_chunk", spy)
+    with ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, max_chunk=8, timeout_s=30, run_timeout_s=30,
+                         options=CPU_OPTIONS, coalesce_s=0.05, linger_s=20) as ex:
+        first = ex.submit(problem, [c0])[0].result(timeout=120)
+        later = ex.submit(problem, [big, c1])
+        got = [f.result(timeout=120) for f in later]
+        crashed = ex.submit(problem, [crash])[0].result(timeout=120)
+        last = ex.submit(problem, [c3])[0].result(timeout=120)
+    assert first.ok and got[1].ok and last.ok, (first.reason, got[1].reason, last.reason)
+    assert got[0].status is Status.COMPILE_ERROR and "byte limit" in got[0].reason
+    assert crashed.status is Status.CRASHED and "SIGSEGV" in crashed.reason
+    # Two worker processes: the first ran c0, then (lingering) big, c1 and the crash; c3 came
+    # after the crash ended that process.
+    assert chunks == [[c0.id], [c3.id]]
+
+
+def test_linger_is_bounded():
+    import pytest
+
+    from workbench.errors import ConfigError
+
+    for bad in (-1.0, 61.0):
+        with pytest.raises(ConfigError, match="linger_s"):
+            ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, linger_s=bad)
+
+
 def test_a_closed_executor_refuses_work_and_cancels_the_queue():
     ex = ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, coalesce_s=30)
     fut = ex.submit(HONEST["relu_where"].problem, [HONEST["relu_where"].candidate])[0]

@@ -157,7 +157,7 @@ def _log_start(path: Path) -> int:
 
 
 def run_chunk(job: MeasureJob, candidates: Sequence[Candidate], *, on_result=None, on_raw=None,
-              respawn: bool = True) -> list[Measurement]:
+              respawn: bool = True, more=None) -> list[Measurement]:
     """Measure `candidates` (of `job.problem`, distinct ids) in as few worker processes as
     their behaviour allows.
 
@@ -167,6 +167,10 @@ def run_chunk(job: MeasureJob, candidates: Sequence[Candidate], *, on_result=Non
     `timing_repeats`), when there is one.
     `respawn=False`: return once the first worker process has ended, with Measurements only for
     the candidates it finished or was on (a caller's queue can then spread the rest).
+    `more()`: asked when a worker process is ready for another candidate and has none left;
+    returns further candidates of `job.problem` for the same process (an empty list lets it
+    finish). They are measured like the others, but their Measurements reach `on_result`
+    only: the returned list covers `candidates`.
     """
     problem, hardware, device = job.problem, job.hardware, job.device
     pending = list({c.id: c for c in candidates}.values())  # a repeated id is measured once
@@ -178,10 +182,9 @@ def run_chunk(job: MeasureJob, candidates: Sequence[Candidate], *, on_result=Non
             on_result(m)
 
     for c in list(pending):
-        size = len(c.source.encode("utf-8", "replace"))
-        if size > MAX_SOURCE_BYTES:
-            record(c, _failed(problem, c, hardware, Status.COMPILE_ERROR,
-                              f"the candidate's source is {size} bytes, over the {MAX_SOURCE_BYTES} byte limit"))
+        too_big = _oversized(problem, c, hardware)
+        if too_big is not None:
+            record(c, too_big)
     pending = [c for c in pending if c.id not in done]
     root = str(Path(__file__).resolve().parents[2])
     base_env = dict(os.environ)
@@ -203,7 +206,7 @@ def run_chunk(job: MeasureJob, candidates: Sequence[Candidate], *, on_result=Non
         while pending:
             with tempfile.TemporaryDirectory(prefix="wb_chunk_") as tmp:
                 _one_worker(Path(tmp), job, pending, base_env, abi, ref_future, record, ref_key=ref_key,
-                            on_raw=on_raw)
+                            on_raw=on_raw, more=more)
             pending = [c for c in pending if c.id not in done]
             if not respawn:
                 break
@@ -212,10 +215,20 @@ def run_chunk(job: MeasureJob, candidates: Sequence[Candidate], *, on_result=Non
     return [done[c.id] for c in candidates if c.id in done]
 
 
+def _oversized(problem: Problem, c: Candidate, hardware: Hardware) -> Measurement | None:
+    """The compile error of a candidate whose source is over MAX_SOURCE_BYTES, else None."""
+    size = len(c.source.encode("utf-8", "replace"))
+    if size <= MAX_SOURCE_BYTES:
+        return None
+    return _failed(problem, c, hardware, Status.COMPILE_ERROR,
+                   f"the candidate's source is {size} bytes, over the {MAX_SOURCE_BYTES} byte limit")
+
+
 def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env: dict, abi: int, ref_future,
-                record, *, ref_key: str, on_raw) -> None:
+                record, *, ref_key: str, on_raw, more=None) -> None:
     """One worker process over `pending` (in order) until it ends; records what it finished
-    and the candidate it was on when it died or overran a budget."""
+    and the candidate it was on when it died or overran a budget. Candidates that `more()`
+    hands over (see run_chunk) are appended to `pending`, so a caller that respawns sees them."""
     problem, hardware, device, lock_path = job.problem, job.hardware, job.device, job.lock_path
     log_path = work / "log.txt"
     first_cuda = next((c for c in pending if c.backend == "cuda"), None)
@@ -277,6 +290,17 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
 
     def send_next() -> bool:
         nonlocal current, jid, budget, started
+        while not queue and more is not None:
+            extra = [c for c in {c.id: c for c in more()}.values() if c.id not in {x.id for x in pending}]
+            if not extra:
+                break
+            for c in extra:
+                too_big = _oversized(problem, c, hardware)
+                if too_big is not None:
+                    record(c, too_big)
+                else:
+                    pending.append(c)
+                    queue.append(c)
         if not queue:
             protocol.send(job_w, {"type": "finish"})
             return False

@@ -154,6 +154,12 @@ class ChunkedExecutor(Executor):
     worker that saw a suspect candidate exits (see chunked.py). On a GPU, a candidate that hit
     CUDA out-of-memory with a request that would fit is run again alone on the GPU.
 
+    `linger_s` > 0: a worker process that has run its chunk waits up to that long for more
+    queued Triton candidates of its problem and runs them too (up to `max_chunk` in all), so
+    candidates that arrive a few at a time, as a live search submits them, share warm worker
+    processes instead of starting one each. A lingering worker takes new candidates before an
+    idle slot does.
+
     Timing on a GPU is exclusive against every other GPU phase of this executor's workers
     (gpu_lock.py): compiling and checking run in parallel, timed regions one at a time.
     """
@@ -161,7 +167,7 @@ class ChunkedExecutor(Executor):
     def __init__(self, hardware: Hardware, *, device: str = "cuda", gpus: Sequence[int | None] = (None,),
                  workers: int = 4, max_chunk: int = 8, timeout_s: float = 300.0, run_timeout_s: float = 120.0,
                  options: dict | None = None, cache_root: str | Path | None = None, coalesce_s: float = 0.1,
-                 hardware_by_gpu: dict | None = None, on_raw=None):
+                 hardware_by_gpu: dict | None = None, on_raw=None, linger_s: float = 0.0):
         """`timeout_s`: compile+correctness budget per candidate (CUDA C++: tripled);
         `run_timeout_s`: timing budget; waiting for the GPU counts against neither (seconds).
         `coalesce_s`: how long a new submission waits for more to group with (seconds).
@@ -169,6 +175,9 @@ class ChunkedExecutor(Executor):
         `on_raw(candidate, result)` receives each worker's result dict (see chunked.run_chunk)."""
         if workers < 1 or max_chunk < 1:
             raise ConfigError("workers and max_chunk must be at least 1")
+        if not 0.0 <= linger_s <= 60.0:
+            raise ConfigError(f"linger_s is seconds in [0, 60], got {linger_s}")
+        self._linger_s = float(linger_s)
         self.hardware = hardware
         self.device = device
         self.gpus = list(gpus)
@@ -299,8 +308,9 @@ class ChunkedExecutor(Executor):
                              roofline_floor_ms=(roofline_floor_ms(hw.key, problem.flops, problem.bytes_moved)
                                                 if self.device != "cpu" else None),
                              cache_root=self._cache_root, options=self._options_for(gpu, retry))
+            more = None if retry or not self._linger_s else (lambda: self._more(problem.id, items, by_id))
             run_chunk(job, [it.candidate for it in items], on_result=on_result, on_raw=self._on_raw,
-                      respawn=False)
+                      respawn=False, more=more)
         except Exception as e:  # noqa: BLE001 - an executor bug must still yield a record per candidate
             why = f"executor error: {type(e).__name__}: {e}"
         else:
@@ -320,6 +330,42 @@ class ChunkedExecutor(Executor):
                     status=Status.CRASHED, reason=why, hardware_fingerprint=hw.fingerprint))
         with self._cv:
             self._queue_retries(again)
+
+    def _more(self, problem_id: str, items: list[_Item], by_id: dict[str, _Item]) -> list[Candidate]:
+        """For a chunk worker with nothing left (see `linger_s`): queued Triton candidates of
+        its problem, up to `max_chunk` for the chunk in all, waiting up to `linger_s` for the
+        first; they join `items` and `by_id`. Empty when none came, the chunk is full, a retry
+        waits or the executor is closing."""
+        deadline = time.monotonic() + self._linger_s
+        with self._cv:
+            # An out-of-memory retry waiting to run alone ends the lingering (it needs the GPU's
+            # gate, which this chunk holds shared).
+            while not self._closed and not self._retry and len(items) < self._max_chunk:
+                room = self._max_chunk - len(items)
+                share = max(1, math.ceil(len(self._queue) / len(self._slots)))
+                taken, ids = [], set(by_id)
+                for it in self._queue:
+                    if len(taken) == min(room, share):
+                        break
+                    if it.problem.id == problem_id and it.candidate.backend != "cuda" and it.candidate.id not in ids:
+                        taken.append(it)
+                        ids.add(it.candidate.id)
+                if taken:
+                    gone = set(map(id, taken))
+                    self._queue = collections.deque(it for it in self._queue if id(it) not in gone)
+                    live = [it for it in taken if it.started or it.future.set_running_or_notify_cancel()]
+                    for it in live:
+                        it.started = True
+                        items.append(it)
+                        by_id[it.candidate.id] = it
+                    if live:
+                        return [it.candidate for it in live]
+                    continue
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self._cv.wait(left)
+        return []
 
     def _queue_retries(self, again: list[_Item]) -> None:
         """Queue OOM retries (lock held)."""
@@ -369,9 +415,10 @@ class LocalGPUExecutor(ChunkedExecutor):
     def __init__(self, gpus: Sequence[int] = (0,), workers: int | None = None, timeout_s: float = 300.0,
                  run_timeout_s: float = 120.0, memory_fraction: float | None = None,
                  options: dict | None = None, cache_root: str | Path | None = None, max_chunk: int = 8,
-                 on_raw=None):
+                 on_raw=None, linger_s: float = 0.0):
         """`timeout_s`: compile+correctness budget per candidate (CUDA C++: tripled);
-        `run_timeout_s`: timing budget once the GPU's lock is held; seconds.
+        `run_timeout_s`: timing budget once the GPU's lock is held; seconds. `linger_s`: see
+        ChunkedExecutor.
         `memory_fraction`: each worker's share of GPU memory (default 1.8 / workers per GPU,
         at least 0.25: workers seldom peak together, and an out-of-memory run is repeated alone)."""
         if not gpus:
@@ -394,7 +441,8 @@ class LocalGPUExecutor(ChunkedExecutor):
             self._timing_cpus, self._worker_cpus = {}, []
         super().__init__(hardware_by_gpu[gpus[0]], device="cuda", gpus=list(gpus), workers=workers,
                          max_chunk=max_chunk, timeout_s=timeout_s, run_timeout_s=run_timeout_s,
-                         options=options, cache_root=cache_root, hardware_by_gpu=hardware_by_gpu, on_raw=on_raw)
+                         options=options, cache_root=cache_root, hardware_by_gpu=hardware_by_gpu, on_raw=on_raw,
+                         linger_s=linger_s)
 
     def _options_for(self, gpu: int | None, retry: bool) -> MeasureOptions:
         return MeasureOptions.from_dict({"gpu_memory_fraction": 0.9 if retry else self._memory_fraction,
