@@ -198,14 +198,14 @@ def live_search(store_dir: Path, name: str, problem, executor, budget: int, in_f
 def make_executor(args, ray: bool, **options):
     """The executor of this run's target (`workbench.compose`): the local GPU 0 or the CPU
     interpreter (--cpu, two workers), through a local Ray cluster with `ray`; `options` go to
-    the local GPU executor."""
+    the GPU executor's constructor."""
     from workbench.compose import make_executor as compose_executor
     from workbench.spec import Target
 
     target = Target.parse("cpu" if args.cpu else "cuda:0").with_executor("ray" if ray else "local")
     if args.cpu:
         return compose_executor(target, **({"num_cpus": 2} if ray else {"workers": 2}))
-    return compose_executor(target, **(options if not ray else {}))
+    return compose_executor(target, **options)
 
 
 def main(argv: list[str] | None = None) -> int:

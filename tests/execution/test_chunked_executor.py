@@ -23,20 +23,27 @@ def _variant(fixture, i: int) -> Candidate:
                                  origin=f"test:{fixture.name}")
 
 
+def _spy_chunks(monkeypatch) -> list[list[str]]:
+    """The candidate ids of each run_chunk call the executor makes (one per worker process it
+    starts), in call order."""
+    chunks: list[list[str]] = []
+    real = executors.run_chunk
+
+    def spy(job, candidates, *a, **kw):
+        chunks.append([c.id for c in candidates])
+        return real(job, candidates, *a, **kw)
+
+    monkeypatch.setattr(executors, "run_chunk", spy)
+    return chunks
+
+
 def test_chunks_keep_one_measurement_per_candidate_through_crashes(monkeypatch):
     honest = [HONEST["softmax_manual_torch"], HONEST["softmax_triton_row"]]
     plan = [(honest[0], "ok"), (honest[1], "ok"), (FAULTS["segfault"], "crashed"), (honest[0], "ok"),
             (FAULTS["os_exit"], "crashed"), (honest[1], "ok"), (FAULTS["hang"], "timeout"), (honest[0], "ok")]
     cands = [_variant(f, i) for i, (f, _) in enumerate(plan)]
     problem = honest[0].problem
-    chunks: list[list[str]] = []
-    real = executors.run_chunk
-
-    def spy(problem, candidates, *a, **kw):
-        chunks.append([c.id for c in candidates])
-        return real(problem, candidates, *a, **kw)
-
-    monkeypatch.setattr(executors, "run_chunk", spy)
+    chunks = _spy_chunks(monkeypatch)
     done_at: dict[int, float] = {}
     with ChunkedExecutor(cpu_hardware(), device="cpu", workers=2, max_chunk=8, timeout_s=12, run_timeout_s=30,
                          options={"seeds": [0, 1], **CPU_OPTIONS}, coalesce_s=0.3) as ex:
@@ -78,14 +85,7 @@ def test_a_lingering_worker_takes_later_submissions_of_its_problem(monkeypatch):
     c0, c1, c3 = (_variant(honest, i) for i in (0, 1, 3))
     big = Candidate.from_source(problem.id, honest.candidate.source + "#" * (MAX_SOURCE_BYTES + 1))
     crash = _variant(FAULTS["segfault"], 2)
-    chunks: list[list[str]] = []
-    real = executors.run_chunk
-
-    def spy(job, candidates, *a, **kw):
-        chunks.append([c.id for c in candidates])
-        return real(job, candidates, *a, **kw)
-
-    monkeypatch.setattr(executors, "run_chunk", spy)
+    chunks = _spy_chunks(monkeypatch)
     with ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, max_chunk=8, timeout_s=30, run_timeout_s=30,
                          options=CPU_OPTIONS, coalesce_s=0.05, linger_s=20) as ex:
         first = ex.submit(problem, [c0])[0].result(timeout=120)

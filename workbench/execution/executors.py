@@ -241,20 +241,35 @@ class ChunkedExecutor(Executor):
     def _group(self) -> list[_Item]:
         first = self._queue[0]
         if first.candidate.backend == "cuda":
-            size = 1
-        else:
-            size = max(1, min(self._max_chunk, math.ceil(len(self._queue) / len(self._slots))))
-        chunk, ids = [], set()
+            return [self._queue.popleft()]
+        return self._pop_matching(first.problem.id, min(self._max_chunk, self._share()))
+
+    def _share(self) -> int:
+        """About an equal share of the queue per slot, at least 1 (lock held)."""
+        return max(1, math.ceil(len(self._queue) / len(self._slots)))
+
+    def _pop_matching(self, problem_id: str, size: int, skip_ids=frozenset()) -> list[_Item]:
+        """Up to `size` queued Triton items of `problem_id`, oldest first, of distinct candidate
+        ids not in `skip_ids`, taken off the queue (lock held)."""
+        chunk, ids = [], set(skip_ids)
         for it in self._queue:
             if len(chunk) == size:
                 break
-            if (it.problem.id == first.problem.id and it.candidate.backend != "cuda"
-                    and it.candidate.id not in ids) or it is first:
+            if it.problem.id == problem_id and it.candidate.backend != "cuda" and it.candidate.id not in ids:
                 chunk.append(it)
                 ids.add(it.candidate.id)
         taken = set(map(id, chunk))
         self._queue = collections.deque(it for it in self._queue if id(it) not in taken)
         return chunk
+
+    @staticmethod
+    def _start(items: list[_Item]) -> list[_Item]:
+        """The items whose Futures could be set running (or already were), marked started; a
+        cancelled one is left out."""
+        live = [it for it in items if it.started or it.future.set_running_or_notify_cancel()]
+        for it in live:
+            it.started = True
+        return live
 
     def _slot(self) -> None:
         while True:
@@ -266,9 +281,7 @@ class ChunkedExecutor(Executor):
                 gpu = min(self.gpus, key=lambda g: self._active[g])
                 self._active[gpu] += 1
             try:
-                live = [it for it in items if it.started or it.future.set_running_or_notify_cancel()]
-                for it in live:
-                    it.started = True
+                live = self._start(items)
                 if live:
                     gate = self._gates[gpu]
                     with (gate.exclusive() if retry else gate.shared()):
@@ -341,21 +354,10 @@ class ChunkedExecutor(Executor):
             # An out-of-memory retry waiting to run alone ends the lingering (it needs the GPU's
             # gate, which this chunk holds shared).
             while not self._closed and not self._retry and len(items) < self._max_chunk:
-                room = self._max_chunk - len(items)
-                share = max(1, math.ceil(len(self._queue) / len(self._slots)))
-                taken, ids = [], set(by_id)
-                for it in self._queue:
-                    if len(taken) == min(room, share):
-                        break
-                    if it.problem.id == problem_id and it.candidate.backend != "cuda" and it.candidate.id not in ids:
-                        taken.append(it)
-                        ids.add(it.candidate.id)
+                taken = self._pop_matching(problem_id, min(self._max_chunk - len(items), self._share()), by_id)
                 if taken:
-                    gone = set(map(id, taken))
-                    self._queue = collections.deque(it for it in self._queue if id(it) not in gone)
-                    live = [it for it in taken if it.started or it.future.set_running_or_notify_cancel()]
+                    live = self._start(taken)
                     for it in live:
-                        it.started = True
                         items.append(it)
                         by_id[it.candidate.id] = it
                     if live:
