@@ -22,6 +22,8 @@ executor serves the whole run (started, and warmed on the zoo kernels, before an
    chunk workers wait up to S seconds for more candidates of their problem (ChunkedExecutor
    `linger_s`), with a compile cache of its own and warmed the same way ->
    `live_search_per_min_linger`, `live_ratio_linger` (over the same executor batch), `linger_s`.
+   `--linger S` sets the run's own executor (batch and live search; `executor_linger_s`), so a
+   candidate default is measured against the current one (`--linger 1 --compare-linger 0`).
 The searches' generator never proposes a batch kernel (`batch_kernels_searched` counts any the
 executor got again, and must be 0).
 With `--ray` (a local Ray cluster over every GPU of the machine): the live search runs on the
@@ -69,6 +71,8 @@ DEFINITIONS = {
     "batch_kernels_searched": "executor-batch kernels the live searches handed to the executor again (0: the "
                               "searches never measure the batch's candidates)",
     "live_search_per_min_in_flight_1": "the same search with one parent per step",
+    "executor_linger_s": "how long the chunk workers of the run's executor (batch and live search) wait for "
+                         "more candidates of their problem (ChunkedExecutor linger_s)",
     "linger_s": "how long the chunk workers of the linger comparison wait for more candidates of their problem",
     "live_search_per_min_linger": "the pipelined live search on a second executor (own compile cache, warmed "
                                   "the same way) whose chunk workers linger linger_s seconds",
@@ -221,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--compare-one-in-flight", action="store_true", help="also: one parent per step")
     ap.add_argument("--compare-in-flight", type=int, metavar="P", help="also: P parents per step")
+    ap.add_argument("--linger", type=float, metavar="S", default=None,
+                    help="the run's executor: chunk workers linger S seconds (default: the executor's default)")
     ap.add_argument("--compare-linger", type=float, metavar="S",
                     help="also: the pipelined search on an executor whose chunk workers linger S seconds")
     ap.add_argument("--ray", action="store_true", help="every GPU of the machine through a local Ray cluster")
@@ -237,16 +243,19 @@ def main(argv: list[str] | None = None) -> int:
         ap.error(str(e))
     if args.cpu and (not args.out or args.results):
         ap.error("--cpu is a smoke run: pass --out DIR, and no --results")
-    if args.compare_linger is not None and (args.cpu or args.ray):
-        ap.error("--compare-linger compares local GPU executors: not with --cpu or --ray")
-    if args.compare_linger is not None and not 0 < args.compare_linger <= 60:
-        ap.error(f"--compare-linger is seconds in (0, 60], got {args.compare_linger}")
+    for flag, value in (("--linger", args.linger), ("--compare-linger", args.compare_linger)):
+        if value is not None and (args.cpu or args.ray):
+            ap.error(f"{flag} sets local GPU executors: not with --cpu or --ray")
+        if value is not None and not 0 <= value <= 60:
+            ap.error(f"{flag} is seconds in [0, 60], got {value}")
+    if args.compare_linger is not None and args.compare_linger == (args.linger or 0.0):
+        ap.error(f"--compare-linger {args.compare_linger} is the run's own executor setting: compare another")
     out_dir = Path(args.out or os.environ.get("OUT") or ROOT / "benchmarks" / "results")
 
     from workbench.problems import get_problem
 
     problem = get_problem(args.problem)
-    ex = make_executor(args, args.ray)
+    ex = make_executor(args, args.ray, **({"linger_s": args.linger} if args.linger is not None else {}))
     gpus = 1
     if args.ray and not args.cpu:
         import torch
@@ -254,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
         gpus = max(1, torch.cuda.device_count())
     key = ex.hardware.key
     metrics: dict = {"problem": problem.id, "gpu_key": key}
+    if not args.ray and not args.cpu:
+        metrics["executor_linger_s"] = getattr(ex, "linger_s", None)
     with tempfile.TemporaryDirectory() as tmp:
         zoo, kids = family(problem.id, args.batch, args.seed)
         banned = {c.id for c in kids}
@@ -322,7 +333,7 @@ def write(args, out_dir: Path, key: str, gpus: int, metrics: dict, details: dict
             "definitions": definitions, "details": details,
             "settings": {"k": args.k, "m": args.m, "max_seeds": args.max_seeds, "seed": args.seed,
                          "budget": args.budget, "batch": args.batch, "in_flight": args.in_flight,
-                         "compare_linger": args.compare_linger,
+                         "linger": args.linger, "compare_linger": args.compare_linger,
                          "cpu_smoke": bool(args.cpu), "ray": bool(args.ray), "complete": complete}}
     text = json.dumps(data, indent=2) + "\n"
     targets = [out_dir / name] + ([ROOT / "benchmarks" / "results" / name] if args.results and complete else [])

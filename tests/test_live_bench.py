@@ -108,7 +108,11 @@ def test_live_bench_cpu_smoke(tmp_path):
 @pytest.mark.parametrize("argv, says", [
     (["--cpu", "--out", "X", "--compare-linger", "0.5"], "not with --cpu or --ray"),
     (["--ray", "--compare-linger", "0.5"], "not with --cpu or --ray"),
-    (["--compare-linger", "0"], "seconds in (0, 60]"),
+    (["--compare-linger", "-1"], "seconds in [0, 60]"),
+    (["--linger", "61"], "seconds in [0, 60]"),
+    (["--ray", "--linger", "1"], "not with --cpu or --ray"),
+    (["--linger", "1", "--compare-linger", "1"], "the run's own executor setting"),
+    (["--compare-linger", "0"], "the run's own executor setting"),
 ])
 def test_compare_linger_is_checked_before_anything_runs(argv, says, capsys):
     with pytest.raises(SystemExit) as e:

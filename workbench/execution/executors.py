@@ -201,6 +201,11 @@ class ChunkedExecutor(Executor):
             t.start()
 
     @property
+    def linger_s(self) -> float:
+        """How long a worker that has run its chunk waits for more of its problem (seconds)."""
+        return self._linger_s
+
+    @property
     def capacity(self) -> int:
         """The slot threads: with at most this many queued, each slot takes one candidate."""
         return len(self._slots)
