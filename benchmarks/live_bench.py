@@ -24,13 +24,18 @@ executor serves the whole run (started, and warmed on the zoo kernels, before an
    `live_search_per_min_linger`, `live_ratio_linger` (over the same executor batch), `linger_s`.
    `--linger S` sets the run's own executor (batch and live search; `executor_linger_s`), so a
    candidate default is measured against the current one (`--linger 1 --compare-linger 0`).
+The live search first measures its seeds (`--max-seeds`, fewer than the executor's workers) and
+can expand a parent only once it is measured, so even a search with no overhead of its own
+leaves workers idle for one measurement's time: with 4 seeds, 12 workers and a budget of 48 it
+could reach at most 0.8 of the batch's rate, at 96 about 0.89 (hence the default budget 96).
 The searches' generator never proposes a batch kernel (`batch_kernels_searched` counts any the
 executor got again, and must be 0).
 With `--ray` (a local Ray cluster over every GPU of the machine): the live search runs on the
-Ray executor (auto: pipelined, GPUs x chunk candidates in flight; a number P: P x GPUs parents
-per step) with budget x GPUs -> `live_search_per_min`, `gpus`; then the same search on one GPU
-(LocalGPUExecutor, cuda:0, budget and setting of one GPU) -> `live_search_per_min_one_gpu` and
-`ratio_to_one_gpu`.
+Ray executor (`--ray-mode actors`, the default: RayActorExecutor, one measuring actor per GPU;
+`tasks`: RayExecutor, one task per candidate) (auto: pipelined, as many candidates in flight as
+the executor measures at once; a number P: P x GPUs parents per step) with budget x GPUs ->
+`live_search_per_min`, `gpus`; then the same search on one GPU (LocalGPUExecutor, cuda:0,
+budget and setting of one GPU) -> `live_search_per_min_one_gpu` and `ratio_to_one_gpu`.
 
 Writes `<out>/live-<gpu>.json` (Ray: `live-<gpu>x<N>.json`), and into benchmarks/results/ only
 with `--results` (never for --cpu: a smoke run is not a result).
@@ -207,15 +212,17 @@ def make_executor(args, ray: bool, **options):
     from workbench.spec import Target
 
     target = Target.parse("cpu" if args.cpu else "cuda:0").with_executor("ray" if ray else "local")
+    if ray:
+        options = {"ray_mode": args.ray_mode, **options}
     if args.cpu:
-        return compose_executor(target, **({"num_cpus": 2} if ray else {"workers": 2}))
+        return compose_executor(target, **({"num_cpus": 2, **options} if ray else {"workers": 2}))
     return compose_executor(target, **options)
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--problem", default="L1/01_softmax")
-    ap.add_argument("--budget", type=int, default=48, help="GPU measurements of each search (x GPUs with --ray)")
+    ap.add_argument("--budget", type=int, default=96, help="GPU measurements of each search (x GPUs with --ray)")
     ap.add_argument("--batch", type=int, default=48, help="kernels of the executor batch")
     ap.add_argument("--in-flight", default="auto", help="auto (pipelined, the executor's workers), auto:N "
                     "(pipelined, N candidates) or P parents per step (x GPUs with --ray)")
@@ -230,6 +237,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--compare-linger", type=float, metavar="S",
                     help="also: the pipelined search on an executor whose chunk workers linger S seconds")
     ap.add_argument("--ray", action="store_true", help="every GPU of the machine through a local Ray cluster")
+    ap.add_argument("--ray-mode", choices=("actors", "tasks"), default="actors",
+                    help="with --ray: one measuring actor per GPU (default) or one Ray task per candidate")
     ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU (Triton interpreter)")
     ap.add_argument("--out", help="directory for the JSON (required with --cpu)")
     ap.add_argument("--results", action="store_true", help="also write into benchmarks/results/")
@@ -334,7 +343,8 @@ def write(args, out_dir: Path, key: str, gpus: int, metrics: dict, details: dict
             "settings": {"k": args.k, "m": args.m, "max_seeds": args.max_seeds, "seed": args.seed,
                          "budget": args.budget, "batch": args.batch, "in_flight": args.in_flight,
                          "linger": args.linger, "compare_linger": args.compare_linger,
-                         "cpu_smoke": bool(args.cpu), "ray": bool(args.ray), "complete": complete}}
+                         "cpu_smoke": bool(args.cpu), "ray": bool(args.ray),
+                         "ray_mode": args.ray_mode if args.ray else None, "complete": complete}}
     text = json.dumps(data, indent=2) + "\n"
     targets = [out_dir / name] + ([ROOT / "benchmarks" / "results" / name] if args.results and complete else [])
     for p in targets:

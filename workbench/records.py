@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import enum
+import functools
 import hashlib
 import io
 import json
@@ -143,6 +144,7 @@ def normalise_source(source: str) -> str:
     return "\n".join(ln for ln in lines if ln.strip())
 
 
+@functools.lru_cache(maxsize=2048)
 def candidate_id(source: str) -> str:
     """Content id of a candidate: sha256 of the normalised source, 16 hex digits."""
     return hashlib.sha256(normalise_source(source).encode()).hexdigest()[:16]

@@ -19,7 +19,7 @@ from workbench.zoo import zoo_candidates
 
 ray = pytest.importorskip("ray")
 
-from workbench.execution.ray_executor import RayExecutor  # noqa: E402
+from workbench.execution.ray_executor import RayActorExecutor, RayExecutor  # noqa: E402
 
 SOFTMAX = {f.name: f for f in load_fixtures("honest")}["softmax_manual_torch"]
 FAULTS = {f.name: f for f in load_fixtures("faults")}
@@ -111,6 +111,58 @@ def test_misuse_raises_config_errors(cluster, monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ConfigError, match=r"pip install .*\[ray\]"):
         RayExecutor(device="cpu")
+
+
+# --------------------------------------------------------------------------- actor mode
+def _actors(**kw) -> RayActorExecutor:
+    return RayActorExecutor(device="cpu", actors=2, options=CPU_OPTIONS, timeout_s=120, **kw)
+
+
+def test_actors_measure_candidates_one_call_each_spread_over_the_actors(cluster):
+    cands = [c for c in zoo_candidates(QUICK[0]) if c.backend == "triton"][:2]
+    cands += [Candidate.from_source(QUICK[0], c.source + "\n_V = 1\n") for c in cands]
+    bad = FAULTS["syntax_error"]
+    with _actors(linger_s=5) as ex:
+        assert ex.actors == 2 and ex.capacity == 2 and ex.hardware.key == "cpu"
+        futures = ex.submit(get_problem(QUICK[0]), cands) + ex.submit(bad.problem, [bad.candidate])
+        got = [f.result(timeout=300) for f in futures]
+        placements = dict(ex.placements)
+    assert [m.candidate_id for m in got] == [c.id for c in cands] + [bad.candidate.id]
+    assert all(m.status is Status.OK and m.speedup is not None for m in got[:4]), [m.reason for m in got]
+    assert got[4].status is Status.COMPILE_ERROR
+    assert len({placements[c.id]["pid"] for c in cands}) == 2  # both actors measured
+
+
+def test_an_actor_killed_once_is_restarted_and_its_candidate_measured_again(cluster, tmp_path):
+    marker = tmp_path / "killed-once"
+    with _actors() as ex:
+        killer = _killer(ex, marker)
+        ms = ex.measure(SOFTMAX.problem, [SOFTMAX.candidate, killer])
+    assert marker.is_dir()  # the first attempt did kill its actor
+    assert ms[1].status is Status.OK, ms[1].reason
+    assert ms[0].status is not Status.CRASHED, ms[0].reason  # its actor-mate (timing on 2 busy cores may be noisy)
+
+
+def test_an_actor_killed_on_every_try_records_its_candidate_crashed(cluster):
+    with _actors(max_restarts=3) as ex:
+        killer = _killer(ex, None)
+        ms = ex.measure(SOFTMAX.problem, [killer, SOFTMAX.candidate])
+    assert ms[0].status is Status.CRASHED and "Ray task failed" in ms[0].reason, ms[0].reason
+    assert ms[1].status is not Status.CRASHED, ms[1].reason
+
+
+def test_misuse_of_actor_mode_raises_config_errors(cluster):
+    with pytest.raises(ConfigError, match="at least 1"):
+        _actors(workers_per_gpu=0)
+    with pytest.raises(ConfigError, match="linger_s"):
+        _actors(linger_s=-1)
+    with pytest.raises(ConfigError, match="CPU mode only"):
+        RayActorExecutor(device="cuda", actors=2)
+    from workbench.compose import make_executor
+    from workbench.spec import Target
+
+    with pytest.raises(ConfigError, match="tasks, actors"):
+        make_executor(Target.parse("cpu").with_executor("ray"), ray_mode="threads")
 
 
 # --------------------------------------------------------------------------- the flag, CLI and app

@@ -422,10 +422,11 @@ class LocalGPUExecutor(ChunkedExecutor):
     def __init__(self, gpus: Sequence[int] = (0,), workers: int | None = None, timeout_s: float = 300.0,
                  run_timeout_s: float = 120.0, memory_fraction: float | None = None,
                  options: dict | None = None, cache_root: str | Path | None = None, max_chunk: int = 8,
-                 on_raw=None, linger_s: float = 0.0):
+                 on_raw=None, linger_s: float = 1.0):
         """`timeout_s`: compile+correctness budget per candidate (CUDA C++: tripled);
         `run_timeout_s`: timing budget once the GPU's lock is held; seconds. `linger_s`: see
-        ChunkedExecutor.
+        ChunkedExecutor (on a GPU a worker lingers 1 s by default: a live search's next
+        candidates then reuse the warm process, see benchmarks/live_bench.py).
         `memory_fraction`: each worker's share of GPU memory (default 1.8 / workers per GPU,
         at least 0.25: workers seldom peak together, and an out-of-memory run is repeated alone)."""
         if not gpus:

@@ -172,6 +172,8 @@ class _Task:
     candidates: list[Candidate]
     futures: list[Future]
     single: bool = False  # a candidate re-run alone after its chunk's task failed
+    actor: int = -1       # RayActorExecutor: the actor the call went to
+    unavailable: int = 0  # RayActorExecutor: calls refused while that actor was restarting
 
 
 class RayExecutor(Executor):
@@ -354,3 +356,197 @@ class RayExecutor(Executor):
         if self._owns_ray:
             self._owns_ray = False
             self._ray.shutdown()
+
+
+# --------------------------------------------------------------------------- actor mode
+class _MeasureActor:
+    """Runs on a Ray worker that holds one GPU (or, in CPU mode, one CPU) for its lifetime: the
+    local chunk executor over that GPU, so worker processes stay warm between candidates and
+    compile side by side while a timed region holds the GPU alone (see ChunkedExecutor).
+
+    On a GPU node the actor takes its share of the node's cores (GPU i of n: the i-th n-th), so
+    two actors' timing processes never share a core."""
+
+    def __init__(self, config: dict):
+        from workbench.execution.executors import ChunkedExecutor, LocalGPUExecutor
+
+        self.gpu: str | None = None
+        common = {"timeout_s": config["timeout_s"], "run_timeout_s": config["run_timeout_s"],
+                  "options": config["options"], "cache_root": config["cache_root"], "linger_s": config["linger_s"]}
+        if config["device"] == "cpu":
+            self.ex = ChunkedExecutor(cpu_hardware(), device="cpu", workers=config["workers"] or 1, **common)
+            return
+        import ray
+
+        self.gpu = _visible_gpu()
+        share = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+        node = ray.get_runtime_context().get_node_id()
+        node_gpus = next((int(n["Resources"].get("GPU", 1)) for n in ray.nodes() if n["NodeID"] == node), 1)
+        slot = int(self.gpu) % node_gpus if self.gpu.isdigit() else 0
+        if len(share) >= 4 * node_gpus:
+            share = share[slot * len(share) // node_gpus:(slot + 1) * len(share) // node_gpus]
+            os.sched_setaffinity(0, share)
+        workers = config["workers"] or max(2, min(12, len(share) - 2))
+        gpu = int(self.gpu) if self.gpu.isdigit() else self.gpu  # the subprocesses get it as CUDA_VISIBLE_DEVICES
+        self.ex = LocalGPUExecutor(gpus=(gpu,), workers=workers, **common)  # type: ignore[arg-type]
+
+    def info(self) -> dict[str, Any]:
+        return {"hardware": self.ex.hardware.to_dict(), "capacity": self.ex.capacity, "where": _placement(self.gpu)}
+
+    def measure(self, problem_d: dict, candidate_d: dict, die: dict | None = None) -> dict[str, Any]:
+        c = Candidate.from_dict(candidate_d)
+        # Fault injection for the tests of the driver's retries: this actor dies when it gets the
+        # named candidate (as _measure_task's key; the executor never sets it).
+        if die and c.id == die["candidate_id"]:
+            marker = die.get("once_marker")
+            if marker is None or not os.path.exists(marker):
+                if marker:
+                    os.mkdir(marker)
+                os.kill(os.getpid(), 9)
+        m = self.ex.submit(Problem.from_dict(problem_d), [c])[0].result()
+        return {"measurements": [m.to_dict()], "where": _placement(self.gpu)}
+
+    def close(self) -> None:
+        self.ex.close()
+
+
+class RayActorExecutor(RayExecutor):
+    """Measures on a Ray cluster through one long-lived actor per GPU (CPU mode: `actors`
+    actors of one CPU each), each running the local chunk executor over its GPU: worker
+    processes stay warm and compile side by side, so candidates that arrive a few at a time,
+    as a live search sends them, keep every GPU as busy as a batch does.
+
+    Each candidate is one actor call, sent to the actor with the fewest candidates in hand,
+    and its future resolves when that candidate is measured. A candidate can crash only its own
+    sandboxed worker process; if an actor dies anyway (node lost, killed), Ray restarts it (up
+    to `max_restarts` times) and each candidate it held is sent once more, alone; one that fails
+    again is recorded `crashed` with Ray's reason. `workers_per_gpu`: worker processes per actor
+    (default: the local executor's, from the actor's share of the node's cores); `linger_s`: see
+    ChunkedExecutor. Other arguments as RayExecutor; `placements` records each candidate's actor.
+    """
+
+    def __init__(self, address: str | None = None, *, device: str = "cuda", num_gpus: int | None = None,
+                 num_cpus: int | None = None, actors: int | None = None, workers_per_gpu: int | None = None,
+                 linger_s: float = 1.0, max_restarts: int = 2, timeout_s: float = 300.0,
+                 run_timeout_s: float = 120.0, options: dict | None = None, cache_root: str | Path | None = None,
+                 probe_timeout_s: float = 600.0):
+        if workers_per_gpu is not None and workers_per_gpu < 1 or actors is not None and actors < 1:
+            raise ConfigError("workers_per_gpu and actors must be at least 1")
+        if not 0.0 <= linger_s <= 60.0:
+            raise ConfigError(f"linger_s is seconds in [0, 60], got {linger_s}")
+        if device == "cuda" and actors is not None:
+            raise ConfigError("on GPUs the actors are one per GPU of the cluster; `actors` sizes CPU mode only")
+        self._actors: list[Any] = []
+        self._load: list[int] = []
+        self._capacity = 0
+        self._n_actors, self._max_restarts = actors, max_restarts
+        self._actor_config = {"workers": workers_per_gpu, "linger_s": float(linger_s)}
+        super().__init__(address, device=device, num_gpus=num_gpus, num_cpus=num_cpus, chunk_size=1,
+                         workers_per_task=1, max_retries=1, timeout_s=timeout_s, run_timeout_s=run_timeout_s,
+                         options=options, cache_root=cache_root, probe_timeout_s=probe_timeout_s)
+        if device == "cpu":
+            try:
+                self._start_actors(probe_timeout_s)
+            except BaseException:
+                self._closed = True
+                self._shutdown()
+                raise
+
+    def _start_actors(self, timeout_s: float) -> Hardware:
+        ray = self._ray
+        res = ray.cluster_resources()
+        n = int(res.get("GPU", 0)) if self.device == "cuda" else (self._n_actors or max(1, int(res.get("CPU", 1))))
+        opts = {k: v for k, v in self._config["options"].items() if k != "gpu_memory_fraction"}
+        config = {**self._config, **self._actor_config, "options": opts}
+        if self.device == "cpu" and not config["workers"]:
+            config["workers"] = 1
+        cls = ray.remote(_MeasureActor).options(num_gpus=1 if self.device == "cuda" else 0, num_cpus=1,
+                                                max_concurrency=1024, max_restarts=self._max_restarts)
+        self._actors = [cls.remote(config) for _ in range(n)]
+        self._load = [0] * n
+        try:
+            infos = ray.get([a.info.remote() for a in self._actors], timeout=timeout_s)
+        except ray.exceptions.GetTimeoutError as e:
+            raise ConfigError(f"the Ray cluster did not start {n} measuring actors within {timeout_s:.0f} s "
+                              "(one per GPU: is every GPU free?)") from e
+        except ray.exceptions.RayError as e:
+            raise ConfigError(f"starting the measuring actors failed: {str(e)[-800:]}") from e
+        self._capacity = sum(i["capacity"] for i in infos)
+        keys = {Hardware.from_dict(i["hardware"]).key for i in infos}
+        if len(keys) > 1:
+            raise ConfigError(f"GPUs of different types {sorted(keys)} in one cluster; measure each type "
+                              "with its own cluster (a speedup is a property of one GPU type)")
+        return Hardware.from_dict(infos[0]["hardware"])
+
+    def _probe(self, timeout_s: float) -> Hardware:
+        if self._ray.cluster_resources().get("GPU", 0) < 1:
+            return super()._probe(timeout_s)  # says what is missing
+        return self._start_actors(timeout_s)
+
+    @property
+    def actors(self) -> int:
+        return len(self._actors)
+
+    @property
+    def capacity(self) -> int:
+        """Candidates the actors measure at once: the sum of their executors' workers."""
+        return max(1, self._capacity)
+
+    def submit(self, problem: Problem, candidates: Sequence[Candidate]) -> list[Future[Measurement]]:
+        if self._closed:
+            raise ConfigError("this executor is closed; create a new one")
+        futures: list[Future[Measurement]] = []
+        for c in candidates:
+            f: Future[Measurement] = Future()
+            futures.append(f)
+            self._launch(_Task(problem, [c], [f]))
+        return futures
+
+    def _launch(self, task: _Task) -> None:
+        with self._cv:
+            task.actor = min(range(len(self._actors)), key=lambda i: self._load[i])
+            self._load[task.actor] += 1
+            ref = self._actors[task.actor].measure.remote(task.problem.to_dict(), task.candidates[0].to_dict(),
+                                                          self._config.get("test_kill_worker"))
+            self._pending[ref] = task
+            self._cv.notify_all()
+
+    def _finish(self, ref, task: _Task) -> None:
+        with self._cv:
+            self._load[task.actor] -= 1
+        try:
+            self._ray.get(ref, timeout=0)
+        except self._ray.exceptions.ActorUnavailableError:
+            # The actor is restarting and never took the call: send it again shortly (not a retry).
+            if task.unavailable < 600 and not self._closed:
+                task.unavailable += 1
+                threading.Timer(0.2, self._relaunch, (task,)).start()
+                return
+        except Exception:  # noqa: BLE001 - the actor died: once more, alone, on whichever actor is free
+            if not task.single and not self._closed:
+                self._launch(_Task(task.problem, task.candidates, task.futures, single=True))
+                return
+        super()._finish(ref, task)
+
+    def _relaunch(self, task: _Task) -> None:
+        if self._closed:
+            for f in task.futures:
+                f.cancel()
+            return
+        self._launch(task)
+
+    def _shutdown(self) -> None:
+        actors, self._actors = self._actors, []
+        if actors:
+            ray = self._ray
+            try:
+                ray.get([a.close.remote() for a in actors], timeout=30)
+            except Exception:  # noqa: BLE001 - closing is best effort; the kill below ends them
+                pass
+            for a in actors:
+                try:
+                    ray.kill(a)
+                except Exception:  # noqa: BLE001
+                    pass
+        super()._shutdown()
+

@@ -25,6 +25,7 @@ An operator that cannot apply returns `MutationRefused` with the reason, never a
 from __future__ import annotations
 
 import ast
+import functools
 import random
 import re
 from dataclasses import dataclass
@@ -48,7 +49,10 @@ class MutationRefused:
 
 # --------------------------------------------------------------------------- source spans
 class _Src:
-    """A parsed source with byte-offset spans (ast column offsets are UTF-8 byte offsets)."""
+    """A parsed source with byte-offset spans (ast column offsets are UTF-8 byte offsets).
+
+    Read-only once built (operators return edits, never change the tree), so one parse of a
+    source serves every operator applied to it (`_parsed`)."""
 
     def __init__(self, text: str):
         self.text = text
@@ -90,6 +94,21 @@ class _Src:
                 return True
             f = self.enclosing_function(f)
         return False
+
+    @functools.cached_property
+    def int_literals(self) -> list[tuple[str, ast.Constant]]:
+        """(parameter name, positive integer literal it resolves to) for every keyword of a launch
+        or `triton.Config` call, in call and keyword order (see `_int_sites`)."""
+        out: list[tuple[str, ast.Constant]] = []
+        for call in _launch_calls(self) + _config_calls(self):
+            pairs: list[tuple[str, ast.AST]] = [(k.arg, k.value) for k in call.keywords if k.arg]
+            for a in call.args:  # triton.Config({"BLOCK": 64}, ...)
+                if isinstance(a, ast.Dict):
+                    pairs += [(k.value, v) for k, v in zip(a.keys, a.values)
+                              if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+            for name, value in pairs:
+                out += [(name, lit) for lit in _resolve_int(self, value, call) if lit.value > 0]
+        return out
 
     def apply(self, edits: Sequence[tuple[int, int, str]]) -> str:
         out = self.data
@@ -182,19 +201,12 @@ def _resolve_param(src: _Src, func: ast.FunctionDef, param: str, depth: int) -> 
 
 
 def _int_sites(src: _Src, name_ok: Callable[[str], bool]) -> list[_IntSite]:
+    """The integer literals set through a parameter whose name passes `name_ok`, one per literal
+    (the last parameter naming it wins), in source order."""
     sites: dict[tuple[int, int], _IntSite] = {}
-    for call in _launch_calls(src) + _config_calls(src):
-        pairs: list[tuple[str, ast.AST]] = [(k.arg, k.value) for k in call.keywords if k.arg]
-        for a in call.args:  # triton.Config({"BLOCK": 64}, ...)
-            if isinstance(a, ast.Dict):
-                pairs += [(k.value, v) for k, v in zip(a.keys, a.values)
-                          if isinstance(k, ast.Constant) and isinstance(k.value, str)]
-        for name, value in pairs:
-            if not name_ok(name):
-                continue
-            for lit in _resolve_int(src, value, call):
-                if lit.value > 0:
-                    sites[src.span(lit)] = _IntSite(name, lit, lit.value)
+    for name, lit in src.int_literals:
+        if name_ok(name):
+            sites[src.span(lit)] = _IntSite(name, lit, lit.value)
     return [sites[k] for k in sorted(sites)]
 
 
@@ -368,6 +380,14 @@ _OPS: dict[str, Callable[[_Src, random.Random], tuple[str, str] | MutationRefuse
 
 
 # --------------------------------------------------------------------------- public API
+@functools.lru_cache(maxsize=256)
+def _parsed(source: str) -> _Src:
+    """The parse of a source, shared by the operators applied to it (a parent is mutated many
+    times in a neighbourhood). Raises SyntaxError (not cached) when it does not parse."""
+    return _Src(source)
+
+
+@functools.lru_cache(maxsize=1024)
 def validate_source(source: str) -> str | None:
     """None when `source` parses, compiles and defines a top-level ModelNew; else the reason."""
     try:
@@ -385,7 +405,7 @@ def mutate_source(source: str, op: str, rng: random.Random) -> tuple[str, str] |
     if op not in _OPS:
         raise ValueError(f"unknown mutation operator {op!r}; choose from {', '.join(OPS)}")
     try:
-        src = _Src(source)
+        src = _parsed(source)
     except SyntaxError as e:
         return MutationRefused(op, f"the parent does not parse (line {e.lineno}: {e.msg})")
     out = _OPS[op](src, rng)
@@ -416,8 +436,12 @@ def mutate(candidate: Candidate, op: str, rng: random.Random) -> Candidate | Mut
 
 def applicable_ops(candidate: Candidate, ops: Iterable[str] = OPS) -> list[str]:
     """The operators that can change `candidate` (tried with a fixed RNG)."""
-    return [op for op in ops if not isinstance(mutate_source(candidate.source, op, random.Random(0)),
-                                               MutationRefused)]
+    return list(_applicable(candidate.source, tuple(ops)))
+
+
+@functools.lru_cache(maxsize=256)
+def _applicable(source: str, ops: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(op for op in ops if not isinstance(mutate_source(source, op, random.Random(0)), MutationRefused))
 
 
 def neighbourhood(candidate: Candidate, n: int, seed: int, ops: Sequence[str] = OPS,
