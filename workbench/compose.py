@@ -44,7 +44,7 @@ def executor_from_env() -> tuple[str, str | None]:
 def make_executor(target: Target | str, store: Any = None, **options: Any):
     """The executor of `target`: CacheExecutor over `store`'s recorded measurements (replay),
     LocalGPUExecutor (cuda:N), CPUExecutor (cpu) or, for a Ray target, RayExecutor or
-    RayActorExecutor (option `ray_mode`, else $WORKBENCH_RAY_MODE: tasks | actors). `options` go to the live
+    RayActorExecutor (option `ray_mode`, else $WORKBENCH_RAY_MODE: actors | tasks). `options` go to the live
     executors' constructors (workers, timeouts, ...); a replay takes none. A cuda target may be
     given `gpus=[0, 1, ...]`: several local GPUs of one type instead of GPU N alone."""
     target = Target.parse(target) if isinstance(target, str) else target
@@ -68,16 +68,18 @@ def make_executor(target: Target | str, store: Any = None, **options: Any):
         return LocalGPUExecutor(gpus=gpus, **options)
     from workbench.execution.ray_executor import RayActorExecutor, RayExecutor
 
-    mode = (options.pop("ray_mode", None) or os.environ.get("WORKBENCH_RAY_MODE") or "tasks").strip().lower()
+    mode = (options.pop("ray_mode", None) or os.environ.get("WORKBENCH_RAY_MODE") or "actors").strip().lower()
     if mode not in RAY_MODES:
         raise ConfigError(f"Ray mode {mode!r} (WORKBENCH_RAY_MODE): use one of {', '.join(RAY_MODES)}")
     cls = RayActorExecutor if mode == "actors" else RayExecutor
     return cls(address=target.address, device=target.device, **options)
 
 
-#: How the Ray executor measures: "tasks" (one Ray task per candidate or chunk, a fresh sandboxed
-#: worker each) or "actors" (one long-lived actor per GPU running the local chunk executor).
-RAY_MODES = ("tasks", "actors")
+#: How the Ray executor measures: "actors" (the default: one long-lived actor per GPU running the
+#: local chunk executor, so a search's candidates reuse warm workers) or "tasks" (one Ray task
+#: per candidate or chunk, a fresh sandboxed worker each; what batch tools such as
+#: benchmarks/landscape_bench.py use with large chunks).
+RAY_MODES = ("actors", "tasks")
 
 
 def ray_executor(gpu: str, address: str | None, **kwargs: Any):

@@ -161,7 +161,7 @@ def test_misuse_of_actor_mode_raises_config_errors(cluster):
     from workbench.compose import make_executor
     from workbench.spec import Target
 
-    with pytest.raises(ConfigError, match="tasks, actors"):
+    with pytest.raises(ConfigError, match="actors, tasks"):
         make_executor(Target.parse("cpu").with_executor("ray"), ray_mode="threads")
 
 
@@ -192,7 +192,7 @@ def test_search_and_app_choose_the_ray_executor(cluster, tmp_path, monkeypatch):
                                   forecaster_path=None, generator="auto", budget=2, seed=0, k=1, m=1,
                                   selector="puct", max_seeds=1, executor="ray", ray_address=None)
         run = build_run(store, args)
-        assert isinstance(run.executor, RayExecutor) and run.executor.device == "cpu"
+        assert isinstance(run.executor, RayActorExecutor) and run.executor.device == "cpu"  # the default mode
         run.executor.close()
         with pytest.raises(ConfigError, match="measures live"):
             Target.parse("replay:h100").with_executor("ray")
