@@ -17,7 +17,9 @@ executor serves the whole run (started, and warmed on the zoo kernels, before an
    the search ran (`live_mean_in_flight` until the budget was all handed over, `live_max_in_flight`);
 3. with `--compare-one-in-flight`, the same search with one parent per step ->
    `live_search_per_min_in_flight_1`; with `--compare-in-flight P`, with P parents per step ->
-   `live_search_per_min_in_flight_P`;
+   `live_search_per_min_in_flight_P`; with `--compare-in-flight auto:N`, pipelined with N
+   candidates in flight (more than the workers: a queue that never runs dry) ->
+   `live_search_per_min_in_flight_auto_N` (and each comparison's `live_ratio_in_flight_*`);
 4. with `--compare-linger S`, the pipelined live search again on a second local executor whose
    chunk workers wait up to S seconds for more candidates of their problem (ChunkedExecutor
    `linger_s`), with a compile cache of its own and warmed the same way ->
@@ -240,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-seeds", type=int, default=4)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--compare-one-in-flight", action="store_true", help="also: one parent per step")
-    ap.add_argument("--compare-in-flight", type=int, metavar="P", help="also: P parents per step")
+    ap.add_argument("--compare-in-flight", metavar="P|auto:N",
+                    help="also: P parents per step, or pipelined with N candidates in flight")
     ap.add_argument("--linger", type=float, metavar="S", default=None,
                     help="the run's executor: chunk workers linger S seconds (default: the executor's default)")
     ap.add_argument("--compare-linger", type=float, metavar="S",
@@ -257,6 +260,8 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         args.in_flight = parse_in_flight(args.in_flight)
+        if args.compare_in_flight is not None:
+            args.compare_in_flight = parse_in_flight(args.compare_in_flight)
     except ConfigError as e:
         ap.error(str(e))
     if args.cpu and (not args.out or args.results):
@@ -303,14 +308,17 @@ def main(argv: list[str] | None = None) -> int:
         if not args.ray:
             metrics["live_ratio"] = round(live["per_min"] / metrics["executor_batch_per_min"], 3)
         compare = ([1] if args.compare_one_in_flight else []) + ([args.compare_in_flight] if args.compare_in_flight
-                                                                 and args.compare_in_flight != 1 else [])
+                                                                 not in (None, 1) else [])
         metrics["batch_kernels_searched"] = live["batch_kernels_searched"]
         write(args, out_dir, key, gpus, metrics, details, complete=False)
         for p in compare if not args.ray else []:
             one = live_search(Path(tmp), f"live-{p}", problem, ex, args.budget, p, args, banned)
-            metrics[f"live_search_per_min_in_flight_{p}"] = one["per_min"]
+            tag = str(p).replace(":", "_")
+            metrics[f"live_search_per_min_in_flight_{tag}"] = one["per_min"]
+            if "executor_batch_per_min" in metrics:
+                metrics[f"live_ratio_in_flight_{tag}"] = round(one["per_min"] / metrics["executor_batch_per_min"], 3)
             metrics["batch_kernels_searched"] += one["batch_kernels_searched"]
-            details[f"live_search_in_flight_{p}"] = one
+            details[f"live_search_in_flight_{tag}"] = one
             write(args, out_dir, key, gpus, metrics, details, complete=False)
         ex.close()
         if args.compare_linger is not None:
@@ -345,8 +353,13 @@ def write(args, out_dir: Path, key: str, gpus: int, metrics: dict, details: dict
     name = f"live-{key}x{gpus}.json" if args.ray and not args.cpu else f"live-{key}.json"
     definitions = {k: v for k, v in DEFINITIONS.items() if k in metrics}
     for k in metrics:
+        tag = k.split("_in_flight_", 1)[1] if "_in_flight_" in k else ""
+        what = (f"pipelined with {tag[5:]} candidates in flight" if tag.startswith("auto_")
+                else f"with {tag} parents per step")
         if k.startswith("live_search_per_min_in_flight_") and k not in definitions:
-            definitions[k] = f"the same search with {k.rsplit('_', 1)[1]} parents per step"
+            definitions[k] = f"the same search {what}"
+        if k.startswith("live_ratio_in_flight_"):
+            definitions[k] = f"the same search {what}: its measurements per minute / executor_batch_per_min"
     data = {"benchmark": "live", "gpu": key if not args.ray or args.cpu else f"{key}x{gpus}",
             "date": time.strftime("%Y-%m-%d"), "commit": commit(), "metrics": metrics,
             "definitions": definitions, "details": details,

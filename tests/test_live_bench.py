@@ -92,14 +92,18 @@ def test_live_bench_cpu_smoke(tmp_path):
     pytest.importorskip("triton")
     bench = _bench()
     assert bench.main(["--cpu", "--out", str(tmp_path), "--budget", "5", "--batch", "3", "--k", "2",
-                       "--m", "2", "--max-seeds", "2", "--compare-in-flight", "2"]) == 0
+                       "--m", "2", "--max-seeds", "2", "--compare-in-flight", "auto:3"]) == 0
     data = json.loads((tmp_path / "live-cpu.json").read_text())
     assert data["benchmark"] == "live" and data["gpu"] == "cpu" and data["commit"]
     m = data["metrics"]
     assert m["executor_batch_kernels"] == 3 and m["executor_batch_per_min"] > 0
     assert data["details"]["live_search"]["measurements"] == 5  # the budget, exactly
     assert m["live_search_per_min"] > 0 and m["live_mode"] == "pipelined" and m["live_target_in_flight"] == 2
-    assert m["live_search_per_min_in_flight_2"] > 0 and m["batch_kernels_searched"] == 0
+    assert m["live_search_per_min_in_flight_auto_3"] > 0 and m["batch_kernels_searched"] == 0
+    assert m["live_ratio_in_flight_auto_3"] == pytest.approx(
+        m["live_search_per_min_in_flight_auto_3"] / m["executor_batch_per_min"], rel=1e-2)
+    assert data["details"]["live_search_in_flight_auto_3"]["target_in_flight"] == 3
+    assert "3 candidates in flight" in data["definitions"]["live_ratio_in_flight_auto_3"]
     assert m["live_ratio"] == pytest.approx(m["live_search_per_min"] / m["executor_batch_per_min"], rel=1e-2)
     assert data["settings"]["cpu_smoke"] is True
     assert not (ROOT / "benchmarks" / "results" / "live-cpu.json").exists()
