@@ -88,6 +88,35 @@ def test_neighbourhood_distinct_deterministic_and_excludes():
     assert all(_defines_modelnew(k.source) for k in kids)
 
 
+def test_neighbourhoods_do_not_depend_on_what_the_caches_hold():
+    """The parse, id, validation and operator-option caches are pure: a neighbourhood (and a
+    second generation from it) is the same with every cache cold as with them warm."""
+    from workbench.records import candidate_id
+    from workbench.search import mutations
+
+    def clear():
+        for f in (mutations._parsed, mutations._applicable, validate_source, candidate_id):
+            f.cache_clear()
+
+    parents = [c for pid in ("L1/01_softmax", "L2/01_linear_bias_relu") for c in zoo_candidates(pid)
+               if c.backend == "triton"][:3]
+
+    def run():
+        out = []
+        for c in parents:
+            kids = neighbourhood(c, 12, seed=5)
+            out += [(k.id, k.origin, k.source) for k in kids]
+            out += [(k.id, k.origin) for k in neighbourhood(kids[0], 8, seed=6)] if kids else []
+        return out
+
+    clear()
+    cold = run()
+    warm = run()  # every parse and option list now comes from the caches
+    assert warm == cold and len(cold) > 30
+    clear()
+    assert run() == cold
+
+
 def test_neighbourhood_of_unmutable_source_is_empty():
     plain = Candidate.from_source("L1/02_relu", "import torch\nclass ModelNew(torch.nn.Module):\n"
                                   "    def forward(self, x):\n        return torch.relu(x)\n")

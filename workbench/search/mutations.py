@@ -29,7 +29,7 @@ import functools
 import random
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from workbench.records import Candidate, candidate_id
 
@@ -95,6 +95,14 @@ class _Src:
             f = self.enclosing_function(f)
         return False
 
+    def memo(self, key: str, build: Callable[[], Any]) -> Any:
+        """`build()`, computed once per parse: for what an operator derives from the tree alone
+        (its list of possible edits); the random choice among them stays with the caller."""
+        cache = self.__dict__.setdefault("_memo", {})
+        if key not in cache:
+            cache[key] = build()
+        return cache[key]
+
     @functools.cached_property
     def int_literals(self) -> list[tuple[str, ast.Constant]]:
         """(parameter name, positive integer literal it resolves to) for every keyword of a launch
@@ -132,11 +140,16 @@ def _is_jit(dec: ast.AST) -> bool:
 
 def _launch_calls(src: _Src) -> list[ast.Call]:
     """`kernel[grid](...)` calls outside kernels."""
-    return [n for n in ast.walk(src.tree)
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and not src.in_jit(n)]
+    return src.memo("launch_calls", lambda: [
+        n for n in ast.walk(src.tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Subscript) and not src.in_jit(n)])
 
 
 def _config_calls(src: _Src) -> list[ast.Call]:
+    return src.memo("config_calls", lambda: _find_config_calls(src))
+
+
+def _find_config_calls(src: _Src) -> list[ast.Call]:
     return [n for n in ast.walk(src.tree)
             if isinstance(n, ast.Call) and _dotted(n.func).split(".")[-1] == "Config"]
 
@@ -250,6 +263,15 @@ def _op_grid(src: _Src, rng: random.Random):
 
 def _op_launch_option(src: _Src, rng: random.Random, key: str, neighbours: Callable[[int], list[int]],
                       inserts: Sequence[int]):
+    options = src.memo(f"launch_option:{key}", lambda: _launch_option_edits(src, key, neighbours, inserts))
+    if not options:
+        return MutationRefused(key, f"no launch or triton.Config where {key} can change")
+    details, edit = options[rng.randrange(len(options))]
+    return src.apply([edit]), details
+
+
+def _launch_option_edits(src: _Src, key: str, neighbours: Callable[[int], list[int]],
+                         inserts: Sequence[int]) -> list[tuple[str, tuple[int, int, str]]]:
     sites = _int_sites(src, lambda n: n == key)
     options: list[tuple[str, tuple[int, int, str]]] = []
     for s in sites:
@@ -264,10 +286,7 @@ def _op_launch_option(src: _Src, rng: random.Random, key: str, neighbours: Calla
             continue
         end = src.span(last)[1]
         options += [(f"add={n}", (end, end, f", {key}={n}")) for n in inserts]
-    if not options:
-        return MutationRefused(key, f"no launch or triton.Config where {key} can change")
-    details, edit = options[rng.randrange(len(options))]
-    return src.apply([edit]), details
+    return options
 
 
 def _op_num_warps(src: _Src, rng: random.Random):
@@ -280,6 +299,14 @@ def _op_num_stages(src: _Src, rng: random.Random):
 
 
 def _op_unroll(src: _Src, rng: random.Random):
+    options = src.memo("unroll", lambda: _unroll_edits(src))
+    if not options:
+        return MutationRefused("unroll", "no UNROLL* constexpr and no loop over range/tl.range inside a kernel")
+    details, edits = options[rng.randrange(len(options))]
+    return src.apply(edits), details
+
+
+def _unroll_edits(src: _Src) -> list[tuple[str, list[tuple[int, int, str]]]]:
     sites = _int_sites(src, lambda n: bool(_UNROLL.search(n)))
     options: list[tuple[str, list[tuple[int, int, str]]]] = []
     for s in sites:
@@ -308,16 +335,24 @@ def _op_unroll(src: _Src, rng: random.Random):
             if fname == "range":
                 edits.append((fa, fb, "tl.range"))
             options.append((f"{line}:add={n}", edits))
-    if not options:
-        return MutationRefused("unroll", "no UNROLL* constexpr and no loop over range/tl.range inside a kernel")
-    details, edits = options[rng.randrange(len(options))]
-    return src.apply(edits), details
+    return options
 
 
 _DTYPES = ("tl.float32", "tl.float16", "tl.bfloat16")
 
 
 def _op_acc_dtype(src: _Src, rng: random.Random):
+    sites = src.memo("acc_dtype", lambda: _acc_dtype_sites(src))
+    if not sites:
+        return MutationRefused("acc_dtype", "no tl.float32/float16/bfloat16 accumulator or cast inside a kernel")
+    site = sites[rng.randrange(len(sites))]
+    old = _dotted(site)
+    new = rng.choice(_DTYPES[1:]) if old == "tl.float32" else "tl.float32"
+    a, b = src.span(site)
+    return src.apply([(a, b, new)]), f"line {site.lineno}:{old[3:]}->{new[3:]}"
+
+
+def _acc_dtype_sites(src: _Src) -> list[ast.Attribute]:
     sites: list[ast.Attribute] = []
     for call in (n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and src.in_jit(n)):
         fname = _dotted(call.func)
@@ -328,13 +363,7 @@ def _op_acc_dtype(src: _Src, rng: random.Random):
         elif isinstance(call.func, ast.Attribute) and call.func.attr == "to":
             vals = call.args[:1] + [k.value for k in call.keywords if k.arg == "dtype"]
         sites += [v for v in vals if isinstance(v, ast.Attribute) and _dotted(v) in _DTYPES]
-    if not sites:
-        return MutationRefused("acc_dtype", "no tl.float32/float16/bfloat16 accumulator or cast inside a kernel")
-    site = sites[rng.randrange(len(sites))]
-    old = _dotted(site)
-    new = rng.choice(_DTYPES[1:]) if old == "tl.float32" else "tl.float32"
-    a, b = src.span(site)
-    return src.apply([(a, b, new)]), f"line {site.lineno}:{old[3:]}->{new[3:]}"
+    return sites
 
 
 def _names(node: ast.AST) -> set[str]:
@@ -342,6 +371,15 @@ def _names(node: ast.AST) -> set[str]:
 
 
 def _op_swap_order(src: _Src, rng: random.Random):
+    options = src.memo("swap_order", lambda: _swap_order_edits(src))
+    if not options:
+        return MutationRefused("swap_order", "no adjacent independent tl.load pair and no commutative +/* "
+                               "of two simple operands inside a kernel")
+    details, edits = options[rng.randrange(len(options))]
+    return src.apply(edits), details
+
+
+def _swap_order_edits(src: _Src) -> list[tuple[str, list[tuple[int, int, str]]]]:
     options: list[tuple[str, list[tuple[int, int, str]]]] = []
     for f in src.jit_funcs:
         for block in (n for n in ast.walk(f) if hasattr(n, "body") and isinstance(getattr(n, "body"), list)):
@@ -366,11 +404,7 @@ def _op_swap_order(src: _Src, rng: random.Random):
                 sym = "+" if isinstance(op.op, ast.Add) else "*"
                 options.append((f"line {op.lineno}:{src.segment(op.left)}{sym}{src.segment(op.right)}",
                                 [(la, lb, src.segment(op.right)), (ra, rb, src.segment(op.left))]))
-    if not options:
-        return MutationRefused("swap_order", "no adjacent independent tl.load pair and no commutative +/* "
-                               "of two simple operands inside a kernel")
-    details, edits = options[rng.randrange(len(options))]
-    return src.apply(edits), details
+    return options
 
 
 _OPS: dict[str, Callable[[_Src, random.Random], tuple[str, str] | MutationRefused]] = {
