@@ -16,7 +16,10 @@ visible); `--scaling N` first measures the shard's first N candidates on a 1-GPU
 then the same N on all GPUs, each cluster cold (fresh build cache), before the rest of the shard
 on all GPUs: `ray_scaling` = the all-GPU rate / the 1-GPU rate on that same batch. New work stops
 being waited for after --budget-s; what did not finish is measured by a later call with
-`--resume` (the earlier shard files). Writes under --out:
+`--resume` (the earlier shard files). `--ray-mode tasks` (the default, the mode the shipped
+shards were measured in): Ray tasks of `--chunk` candidates with `--workers` processes each;
+`--ray-mode actors`: one measuring actor per GPU with `--workers` processes (RayActorExecutor).
+Writes under --out:
   landscape-<gpu>-shard<i>of<n>.jsonl            one Measurement per candidate, as each finishes
   landscape-scaling-<gpu>-1gpu.jsonl             the 1-GPU scaling batch (repeat measurements)
   landscape-summary-<gpu>-shard<i>of<n>.json     settings, counts, rates, scaling, hardware
@@ -118,8 +121,10 @@ def _executor(args, gpus: int, chunk: int | None = None):
                    cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
     if args.local:
         return make_executor("cuda", gpus=list(range(gpus)), workers=args.workers, **budgets)
-    return make_executor("ray", num_gpus=gpus, chunk_size=chunk or args.chunk, workers_per_task=args.workers,
-                         max_retries=2, **budgets)
+    if args.ray_mode == "actors":
+        return make_executor("ray", ray_mode="actors", num_gpus=gpus, workers_per_gpu=args.workers, **budgets)
+    return make_executor("ray", ray_mode="tasks", num_gpus=gpus, chunk_size=chunk or args.chunk,
+                         workers_per_task=args.workers, max_retries=2, **budgets)
 
 
 def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path, chunk: int | None = None) -> dict:
@@ -178,7 +183,7 @@ def run_shard(args) -> int:
         batch = [c for c in batch if c.id in set(one["ids"])]
         many = measure_batch(batch, args, gpus, deadline, tmp_path, chunk)
         scaling = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "commit": commit(),
-                   "chunk": chunk, "workers_per_task": args.workers, "batch": len(batch), "gpus": gpus,
+                   "ray_mode": args.ray_mode, "chunk": chunk, "workers_per_task": args.workers, "batch": len(batch), "gpus": gpus,
                    "per_min_1gpu": one["per_min"], "per_min_ngpu": many["per_min"],
                    "ray_scaling": round(many["per_min"] / one["per_min"], 3) if one["per_min"] and many["per_min"] else None,
                    "cache": "cold: each cluster starts with a fresh, empty build cache",
@@ -201,6 +206,7 @@ def run_shard(args) -> int:
                "measured": rest["measured"] + n_scaled,
                "rest": {k: v for k, v in rest.items() if k != "ids"}, "scaling": scaling, "gpus": gpus,
                "executor": ("cpu interpreter" if args.cpu else f"local gpu executor, {args.workers} workers" if args.local
+                            else f"ray actors, {args.workers} workers per GPU" if args.ray_mode == "actors"
                             else f"ray, chunk {args.chunk}, {args.workers} workers per task"),
                "elapsed_s": round(time.time() - t_start, 1)}
     (args.out / f"landscape-summary-{key}-shard{i}of{n}.json").write_text(json.dumps(summary, indent=1) + "\n")
@@ -332,6 +338,9 @@ def main(argv=None) -> int:
     ap.add_argument("--local", action="store_true",
                     help="the local GPU executor instead of Ray (a machine without Ray; same rows and provenance)")
     ap.add_argument("--scaling", type=int, default=0, metavar="N", help="measure N candidates on 1 GPU, then all")
+    ap.add_argument("--ray-mode", choices=("tasks", "actors"), default="tasks",
+                    help="tasks: Ray tasks of --chunk candidates, --workers processes each; actors: one "
+                         "measuring actor per GPU with --workers processes (RayActorExecutor)")
     ap.add_argument("--chunk", type=int, default=8, help="candidates per Ray task")
     ap.add_argument("--scaling-chunk", type=int, default=None,
                     help="candidates per Ray task of the --scaling batch (default --chunk): a batch of at least "

@@ -94,3 +94,29 @@ def test_merge_reads_gzipped_shards_and_counts_only_whole_landscapes(tmp_path):
     assert m["problems_listed"] == 2 and m["problems"] == 1 and m["correct_rows"] == 3
     assert doc["per_problem"]["L1/13_rms_norm_bf16"]["unmeasured"] == 1
     assert m["random_order_budget_to_best_median"] == doc["per_problem"]["L1/08_max_rows"]["random_order_budget_to_best"]
+
+
+@pytest.mark.parametrize("mode, want", [
+    ("tasks", {"ray_mode": "tasks", "num_gpus": 2, "chunk_size": 64, "workers_per_task": 12, "max_retries": 2}),
+    ("actors", {"ray_mode": "actors", "num_gpus": 2, "workers_per_gpu": 12}),
+])
+def test_each_ray_mode_gets_its_own_executor_options(mode, want, monkeypatch):
+    """The Ray executors take different options (chunks of tasks, workers per actor); whichever
+    mode the app defaults to, the bench names its own mode and passes that mode's options."""
+    import argparse
+
+    seen = {}
+    monkeypatch.setattr(bench, "make_executor", lambda target, **kw: seen.update(target=target, **kw))
+    args = argparse.Namespace(cpu=False, local=False, ray_mode=mode, chunk=64, workers=12, timeout_s=90.0,
+                              run_timeout_s=60.0)
+    bench._executor(args, 2)
+    assert seen.pop("target") == "ray" and seen.pop("timeout_s") == 90.0 and seen.pop("run_timeout_s") == 60.0
+    assert seen.pop("cache_root")
+    assert seen == want
+    # The options a mode gets are the ones its executor takes.
+    from workbench.execution.ray_executor import RayActorExecutor, RayExecutor
+    import inspect
+
+    cls = RayActorExecutor if mode == "actors" else RayExecutor
+    params = inspect.signature(cls.__init__).parameters
+    assert all(k in params for k in want if k != "ray_mode")
