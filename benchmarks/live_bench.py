@@ -28,8 +28,9 @@ executor serves the whole run (started, and warmed on the zoo kernels, before an
    candidate default is measured against the current one (`--linger 1 --compare-linger 0`).
 The live search first measures its seeds (`--max-seeds`, fewer than the executor's workers) and
 can expand a parent only once it is measured, so even a search with no overhead of its own
-leaves workers idle for one measurement's time: with 4 seeds, 12 workers and a budget of 48 it
-could reach at most 0.8 of the batch's rate, at 96 about 0.89 (hence the default budget 96).
+leaves workers idle for one measurement's time: with 4 seeds and 12 workers that alone caps it
+at 0.8 to 0.86 of the batch's rate for a budget of 48 (equal measurement times give the lower
+figure) and 0.89 to 0.92 for 96 (hence the default budget 96).
 The searches' generator never proposes a batch kernel (`batch_kernels_searched` counts any the
 executor got again, and must be 0).
 With `--ray` (a local Ray cluster over every GPU of the machine): the live search runs on the
