@@ -207,15 +207,6 @@ def live_search(store_dir: Path, name: str, problem, executor, budget: int, in_f
     return out
 
 
-def default_linger() -> float:
-    """The local GPU executor's default linger (seconds)."""
-    import inspect
-
-    from workbench.execution.executors import LocalGPUExecutor
-
-    return float(inspect.signature(LocalGPUExecutor.__init__).parameters["linger_s"].default)
-
-
 def make_executor(args, ray: bool, **options):
     """The executor of this run's target (`workbench.compose`): the local GPU 0 or the CPU
     interpreter (--cpu, two workers), through a local Ray cluster with `ray`; `options` go to
@@ -272,8 +263,10 @@ def main(argv: list[str] | None = None) -> int:
             ap.error(f"{flag} sets local GPU executors: not with --cpu or --ray")
         if value is not None and not 0 <= value <= 60:
             ap.error(f"{flag} is seconds in [0, 60], got {value}")
+    from workbench.execution.executors import GPU_LINGER_S
+
     if args.compare_linger is not None and args.compare_linger == (
-            args.linger if args.linger is not None else default_linger()):
+            args.linger if args.linger is not None else GPU_LINGER_S):
         ap.error(f"--compare-linger {args.compare_linger} is the run's own executor setting: compare another")
     out_dir = Path(args.out or os.environ.get("OUT") or ROOT / "benchmarks" / "results")
 

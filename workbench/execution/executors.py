@@ -142,6 +142,18 @@ class _Item:
     first: Measurement | None = None   # set when the item waits for its OOM retry
 
 
+#: How long a GPU executor's chunk worker waits for more candidates of its problem by default
+#: (seconds; see ChunkedExecutor `linger_s`).
+GPU_LINGER_S = 1.0
+
+
+def check_linger(linger_s: float) -> float:
+    """`linger_s` as a float, or a ConfigError unless it is seconds in [0, 60]."""
+    if not 0.0 <= linger_s <= 60.0:
+        raise ConfigError(f"linger_s is seconds in [0, 60], got {linger_s}")
+    return float(linger_s)
+
+
 class ChunkedExecutor(Executor):
     """A background queue whose candidates are measured by chunk workers (`chunked.run_chunk`).
 
@@ -175,9 +187,7 @@ class ChunkedExecutor(Executor):
         `on_raw(candidate, result)` receives each worker's result dict (see chunked.run_chunk)."""
         if workers < 1 or max_chunk < 1:
             raise ConfigError("workers and max_chunk must be at least 1")
-        if not 0.0 <= linger_s <= 60.0:
-            raise ConfigError(f"linger_s is seconds in [0, 60], got {linger_s}")
-        self._linger_s = float(linger_s)
+        self._linger_s = check_linger(linger_s)
         self.hardware = hardware
         self.device = device
         self.gpus = list(gpus)
@@ -422,7 +432,7 @@ class LocalGPUExecutor(ChunkedExecutor):
     def __init__(self, gpus: Sequence[int] = (0,), workers: int | None = None, timeout_s: float = 300.0,
                  run_timeout_s: float = 120.0, memory_fraction: float | None = None,
                  options: dict | None = None, cache_root: str | Path | None = None, max_chunk: int = 8,
-                 on_raw=None, linger_s: float = 1.0):
+                 on_raw=None, linger_s: float = GPU_LINGER_S):
         """`timeout_s`: compile+correctness budget per candidate (CUDA C++: tripled);
         `run_timeout_s`: timing budget once the GPU's lock is held; seconds. `linger_s`: see
         ChunkedExecutor (on a GPU a worker lingers 1 s by default: a live search's next

@@ -44,7 +44,7 @@ from typing import Any, Sequence
 from workbench.errors import ConfigError
 from workbench.execution.base import Executor
 from workbench.execution.chunked import run_chunk
-from workbench.execution.executors import probe_gpu
+from workbench.execution.executors import GPU_LINGER_S, check_linger, probe_gpu
 from workbench.execution.hardware import cpu_hardware, roofline_floor_ms
 from workbench.execution.job import MeasureJob, MeasureOptions
 from workbench.execution.sandbox import run_in_sandbox
@@ -109,6 +109,17 @@ def _probe_task() -> dict[str, Any]:
     return _gpu_hardware(_visible_gpu()).to_dict()
 
 
+def _die_if_named(die: dict | None, cands: Sequence[Candidate]) -> None:
+    """Fault injection for the tests of the driver's retries: this Ray worker process dies when
+    it gets the candidate `die` names (only the first time when `die` gives a marker path)."""
+    if die and any(c.id == die["candidate_id"] for c in cands):
+        marker = die.get("once_marker")
+        if marker is None or not os.path.exists(marker):
+            if marker:
+                os.mkdir(marker)
+            os.kill(os.getpid(), 9)
+
+
 def _measure_task(problem_d: dict, candidate_ds: list[dict], config: dict) -> dict[str, Any]:
     """Runs on a Ray worker: measure the candidates (one problem) in sandboxed subprocesses.
 
@@ -121,13 +132,7 @@ def _measure_task(problem_d: dict, candidate_ds: list[dict], config: dict) -> di
     # Fault injection for the tests of the driver's retries: this Ray worker dies when it gets
     # the named candidate (once, when a marker path is given). A candidate itself can no longer
     # kill it (see contain.py), so the tests name one here; the executor never sets this key.
-    die = config.get("test_kill_worker")
-    if die and any(c.id == die["candidate_id"] for c in cands):
-        marker = die.get("once_marker")
-        if marker is None or not os.path.exists(marker):
-            if marker:
-                os.mkdir(marker)
-            os.kill(os.getpid(), 9)
+    _die_if_named(config.get("test_kill_worker"), cands)
     out: dict[str, Measurement] = {}
     if config["device"] == "cpu":
         hw, gpu, lock_path, floor = cpu_hardware(), None, None, None
@@ -395,14 +400,7 @@ class _MeasureActor:
 
     def measure(self, problem_d: dict, candidate_d: dict, die: dict | None = None) -> dict[str, Any]:
         c = Candidate.from_dict(candidate_d)
-        # Fault injection for the tests of the driver's retries: this actor dies when it gets the
-        # named candidate (as _measure_task's key; the executor never sets it).
-        if die and c.id == die["candidate_id"]:
-            marker = die.get("once_marker")
-            if marker is None or not os.path.exists(marker):
-                if marker:
-                    os.mkdir(marker)
-                os.kill(os.getpid(), 9)
+        _die_if_named(die, [c])  # the tests' fault injection (see _measure_task)
         m = self.ex.submit(Problem.from_dict(problem_d), [c])[0].result()
         return {"measurements": [m.to_dict()], "where": _placement(self.gpu)}
 
@@ -427,20 +425,19 @@ class RayActorExecutor(RayExecutor):
 
     def __init__(self, address: str | None = None, *, device: str = "cuda", num_gpus: int | None = None,
                  num_cpus: int | None = None, actors: int | None = None, workers_per_gpu: int | None = None,
-                 linger_s: float = 1.0, max_restarts: int = 2, timeout_s: float = 300.0,
+                 linger_s: float = GPU_LINGER_S, max_restarts: int = 2, timeout_s: float = 300.0,
                  run_timeout_s: float = 120.0, options: dict | None = None, cache_root: str | Path | None = None,
                  probe_timeout_s: float = 600.0):
         if workers_per_gpu is not None and workers_per_gpu < 1 or actors is not None and actors < 1:
             raise ConfigError("workers_per_gpu and actors must be at least 1")
-        if not 0.0 <= linger_s <= 60.0:
-            raise ConfigError(f"linger_s is seconds in [0, 60], got {linger_s}")
+        linger_s = check_linger(linger_s)
         if device == "cuda" and actors is not None:
             raise ConfigError("on GPUs the actors are one per GPU of the cluster; `actors` sizes CPU mode only")
         self._actors: list[Any] = []
         self._load: list[int] = []
         self._capacity = 0
         self._n_actors, self._max_restarts = actors, max_restarts
-        self._actor_config = {"workers": workers_per_gpu, "linger_s": float(linger_s)}
+        self._actor_config = {"workers": workers_per_gpu, "linger_s": linger_s}
         super().__init__(address, device=device, num_gpus=num_gpus, num_cpus=num_cpus, chunk_size=1,
                          workers_per_task=1, max_retries=1, timeout_s=timeout_s, run_timeout_s=run_timeout_s,
                          options=options, cache_root=cache_root, probe_timeout_s=probe_timeout_s)
@@ -458,8 +455,6 @@ class RayActorExecutor(RayExecutor):
         n = int(res.get("GPU", 0)) if self.device == "cuda" else (self._n_actors or max(1, int(res.get("CPU", 1))))
         opts = {k: v for k, v in self._config["options"].items() if k != "gpu_memory_fraction"}
         config = {**self._config, **self._actor_config, "options": opts}
-        if self.device == "cpu" and not config["workers"]:
-            config["workers"] = 1
         cls = ray.remote(_MeasureActor).options(num_gpus=1 if self.device == "cuda" else 0, num_cpus=1,
                                                 max_concurrency=1024, max_restarts=self._max_restarts)
         self._actors = [cls.remote(config) for _ in range(n)]

@@ -146,12 +146,8 @@ def _launch_calls(src: _Src) -> list[ast.Call]:
 
 
 def _config_calls(src: _Src) -> list[ast.Call]:
-    return src.memo("config_calls", lambda: _find_config_calls(src))
-
-
-def _find_config_calls(src: _Src) -> list[ast.Call]:
-    return [n for n in ast.walk(src.tree)
-            if isinstance(n, ast.Call) and _dotted(n.func).split(".")[-1] == "Config"]
+    return src.memo("config_calls", lambda: [
+        n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and _dotted(n.func).split(".")[-1] == "Config"])
 
 
 # --------------------------------------------------------------------------- integer sites
