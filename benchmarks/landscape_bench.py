@@ -34,7 +34,10 @@ and benchmarks/results/dataset-landscape-<gpu>.json: metrics problems and heldou
 measured whole; `*_listed`: named by any call), correct_rows (all), and over the whole landscapes
 points_per_problem_median, within2pct_share_median, speed_clusters_median,
 random_order_budget_to_best_median (held-out problems only; a fraction of a 64-measurement
-budget), ray_gpus, ray_scaling, and each landscape's structure (workbench/landscape/structure.py).
+budget), ray_gpus, ray_scaling, and each landscape's structure (workbench/landscape/structure.py);
+a candidate measured by two calls is a repeat: the later row is shipped, and the pairs give
+remeasured_points, remeasured_within_tie_share and remeasured_abs_log_speedup_median (the whole
+`repeatability` under setup.remeasured).
 A merge with missing candidates reports them (`unmeasured`) and writes the results file only
 with --allow-partial (never into benchmarks/results: then only under --ship).
 
@@ -64,6 +67,7 @@ from workbench.compose import make_executor  # noqa: E402
 from workbench.errors import ConfigError  # noqa: E402
 from workbench.families import get_family  # noqa: E402
 from workbench.landscape import enumerate_landscape, load_protocol, structure, write_landscapes  # noqa: E402
+from workbench.landscape.structure import repeatability  # noqa: E402
 from workbench.problems import get_problem  # noqa: E402
 from workbench.records import Measurement  # noqa: E402
 
@@ -261,10 +265,16 @@ def merge(args) -> int:
     named = {pid for s in summaries for pid in s["problems"]}
     pids = tuple(p for p in order if p in named) + tuple(sorted(named - set(order)))
     ms: dict[str, Measurement] = {}
+    first: dict[str, Measurement] = {}
+    again: list[tuple[Measurement, Measurement]] = []  # (first, re-measurement) of one id by two calls
     for d in args.merge:
         for p in sorted(Path(d).glob(f"landscape-{args.gpu}-shard*.jsonl*")):
             for row in read_jsonl(p):
                 m = Measurement.from_dict(row)
+                if m.candidate_id in first:
+                    again.append((first[m.candidate_id], m))
+                else:
+                    first[m.candidate_id] = m
                 ms[m.candidate_id] = m  # a later call's re-measurement of the same id wins
     lands = landscapes(list(pids), max_points, mutations, seed)
     want = {c.id for land in lands.values() for c in land.candidates}
@@ -302,6 +312,9 @@ def merge(args) -> int:
                "random_order_budget_to_best_median": med("random_order_budget_to_best", held),
                "ray_gpus": max((s["gpus"] for s in summaries if s["executor"].startswith("ray")), default=None),
                "ray_scaling": max(scal, key=lambda x: x.get("date", ""))["ray_scaling"] if scal else None}
+    rep = repeatability([(a, b) for a, b in again if a.candidate_id in want], tie_rel=protocol.tie_rel)
+    metrics |= {"remeasured_points": rep["pairs"], "remeasured_within_tie_share": rep["within_tie_share"],
+                "remeasured_abs_log_speedup_median": rep["abs_log_speedup_median"]}
     problems = [get_problem(pid) for pid in pids]
     args.ship.mkdir(parents=True, exist_ok=True)
     counts = write_landscapes(args.ship, lands.values(), problems, [m for m in ms.values() if m.candidate_id in want])
@@ -310,7 +323,7 @@ def merge(args) -> int:
            "setup": {"protocol": protocol.describe(), "max_points": max_points, "mutations": mutations, "seed": seed,
                      "tie_rel": protocol.tie_rel, "shards": [s["shard"] for s in summaries],
                      "shard_commits": sorted({s["commit"] for s in summaries}), "scaling": scal,
-                     "unmeasured": len(missing), "shipped": counts, "ship_dir": str(args.ship),
+                     "unmeasured": len(missing), "remeasured": rep, "shipped": counts, "ship_dir": str(args.ship),
                      "definitions": structure.__module__ + " (module docstring)"},
            "per_problem": per}
     name = f"dataset-landscape-{args.gpu}.json"

@@ -94,6 +94,33 @@ def test_merge_reads_gzipped_shards_and_counts_only_whole_landscapes(tmp_path):
     assert m["problems_listed"] == 2 and m["problems"] == 1 and m["correct_rows"] == 3
     assert doc["per_problem"]["L1/13_rms_norm_bf16"]["unmeasured"] == 1
     assert m["random_order_budget_to_best_median"] == doc["per_problem"]["L1/08_max_rows"]["random_order_budget_to_best"]
+    assert m["remeasured_points"] == 0 and m["remeasured_within_tie_share"] is None
+
+
+def test_merge_reports_repeats_and_ships_the_later_row(tmp_path):
+    """A candidate two calls measured is a repeat: the merge ships the later call's row and
+    reports how far the two speedups lie apart."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    assert bench.main(ARGS + ["--shard", "0/1", "--out", str(a)]) == 0
+    b.mkdir()
+    for p in a.iterdir():
+        (b / p.name).write_text(p.read_text())
+    rows = [json.loads(x) for x in (b / "landscape-cpu-shard0of1.jsonl").read_text().splitlines()]
+    rows[0]["speedup"] *= 1.5    # far outside the 2% tie
+    rows[0]["candidate_ms"] /= 1.5
+    rows[1]["speedup"] *= 1.005  # inside it
+    rows[1]["candidate_ms"] /= 1.005
+    (b / "landscape-cpu-shard0of1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ship = tmp_path / "ship"
+    assert bench.main(["--cpu", "--merge", str(a), str(b), "--gpu", "cpu", "--ship", str(ship)]) == 0
+    doc = json.loads((ship / "dataset-landscape-cpu.json").read_text())
+    m, rep = doc["metrics"], doc["setup"]["remeasured"]
+    assert m["remeasured_points"] == 2 and rep["both_correct"] == 2 and m["remeasured_within_tie_share"] == 0.5
+    assert m["correct_rows"] == 2  # a repeat is one row, not two
+    from workbench.dataset.shipped import load_shipped
+
+    shipped = {m.candidate_id: m.speedup for m in load_shipped(ship).measurements}
+    assert shipped == {r["candidate_id"]: pytest.approx(r["speedup"]) for r in rows}
 
 
 @pytest.mark.parametrize("mode, want", [

@@ -1,6 +1,7 @@
 """Landscape structure metrics on hand-worked cases."""
 from __future__ import annotations
 
+import math
 from math import comb
 
 import pytest
@@ -41,3 +42,19 @@ def test_structure_counts_failures_in_the_random_order_budget():
     assert s["random_order_budget_to_best"] == pytest.approx(median_first_hit(4, 2) / 64)
     assert s["random_order_budget_to_best_mean"] == pytest.approx(5 / 3 / 64)
     assert structure([_m(0, None)])["best_speedup"] is None
+
+
+def test_repeatability_on_hand_worked_pairs():
+    from workbench.landscape.structure import repeatability
+
+    pairs = [(_m(0, 1.0), _m(0, 1.01)),   # ties (within 2%)
+             (_m(1, 2.0), _m(1, 1.9)),    # 5% apart: no tie
+             (_m(2, 1.0), _m(2, None)),   # status changed: not a correct pair
+             (_m(3, None), _m(3, None))]  # failed twice: same status
+    r = repeatability(pairs)
+    assert r["pairs"] == 4 and r["same_status_share"] == 0.75 and r["both_correct"] == 2
+    assert r["within_tie_share"] == 0.5
+    assert r["abs_log_speedup_median"] == pytest.approx((abs(math.log(1.01)) + abs(math.log(0.95))) / 2)
+    assert r["abs_log_speedup_p90"] == pytest.approx(abs(math.log(0.95)))
+    empty = repeatability([])
+    assert empty["pairs"] == 0 and empty["same_status_share"] is None and empty["within_tie_share"] is None

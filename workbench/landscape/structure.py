@@ -12,6 +12,11 @@ Definitions (`tie_rel` is the timing-noise tolerance, 0.02 by default):
   all points takes to reach a point within the tie of the best, exactly (hypergeometric: with N
   points of which K are good, P(first good after t) = C(N-K, t) / C(N, t)), divided by
   `budget` (64). `random_order_budget_to_best_mean`: the expectation (N + 1) / (K + 1) / budget.
+
+Repeatability (`repeatability`), over candidates measured twice (by two calls, on two machines of
+one GPU type): `pairs`; `same_status_share`; over pairs correct both times, `both_correct`,
+`abs_log_speedup_median` and `abs_log_speedup_p90` (|ln(second / first speedup)|), and
+`within_tie_share` (pairs whose two speedups tie: the smaller >= the larger * (1 - tie_rel)).
 """
 from __future__ import annotations
 
@@ -69,3 +74,15 @@ def structure(measurements: Iterable[Measurement], n_points: int | None = None, 
             "random_order_budget_to_best": hit / budget if hit is not None else None,
             "random_order_budget_to_best_mean": (n + 1) / (good + 1) / budget, "tie_rel": tie_rel,
             "budget": budget}
+
+
+def repeatability(pairs: Iterable[tuple[Measurement, Measurement]], tie_rel: float = TIE_REL) -> dict[str, Any]:
+    """The module docstring's repeatability metrics for (first, second) measurements of one candidate."""
+    ps = list(pairs)
+    ok = [(a.speedup, b.speedup) for a, b in ps if a.ok and b.ok and a.speedup and b.speedup]
+    d = sorted(abs(math.log(b / a)) for a, b in ok)
+    return {"pairs": len(ps), "same_status_share": sum(a.status == b.status for a, b in ps) / len(ps) if ps else None,
+            "both_correct": len(ok), "abs_log_speedup_median": statistics.median(d) if d else None,
+            "abs_log_speedup_p90": d[min(len(d) - 1, math.ceil(0.9 * len(d)) - 1)] if d else None,
+            "within_tie_share": sum(min(a, b) >= max(a, b) * (1 - tie_rel) for a, b in ok) / len(ok) if ok else None,
+            "tie_rel": tie_rel}
