@@ -208,7 +208,11 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
     records = training_records(landscape_dir, train_data, gpu, protocol) if fit else None
     fc = protocol_factory(FORECASTERS[forecaster], protocol)(records, "") if fit else None
     fit_s = round(time.time() - t0, 1)
-    info: dict[str, Any] = {"heldout_searched": held, "heldout_partial_skipped": partial, "forecaster_fit_s": fit_s}
+    info: dict[str, Any] = {"heldout_searched": held, "heldout_partial_skipped": partial, "forecaster_fit_s": fit_s,
+                            # what the forecaster and certified_skip's calibration could draw on
+                            "training_landscapes_measured": {pid: f"{measured[pid]}/{len(land.points)}"
+                                                             for pid, land in lands.items()
+                                                             if not protocol.is_heldout(pid)}}
     cert = None
     if SKIP in methods:
         t0 = time.time()

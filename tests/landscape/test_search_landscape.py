@@ -88,7 +88,10 @@ def test_replay_is_exact_and_fits_on_training_problems_only(ship, monkeypatch):
 
     monkeypatch.setitem(bench.FORECASTERS, "roofline", spy)
     proto = bench.load_protocol()
-    a, _ = bench.run_searches(ship, "h100", [8], [0], proto, "roofline", methods=("measure_all", "screen_topk"))
+    a, info = bench.run_searches(ship, "h100", [8], [0], proto, "roofline", methods=("measure_all", "screen_topk"))
+    lands = bench.read_landscapes(ship)
+    assert info["training_landscapes_measured"] == {p: f"{len(lands[p].points)}/{len(lands[p].points)}"
+                                                    for p in (TRAIN, TRAIN_B)}  # named, never the held-out one
     b, _ = bench.run_searches(ship, "h100", [8], [0], proto, "roofline", methods=("measure_all", "screen_topk"))
     assert a == b
     assert seen["problems"] == {TRAIN, TRAIN_B}  # the held-out problem's rows never reach the fit
