@@ -32,6 +32,10 @@ Metrics, keyed "<method>@<budget>", over held-out problem x seed pairs:
   vs_random_diff_ci (bootstrap of that mean over pairs, search_control.bootstrap_mean_ci).
 - trusted_share (uncertainty_aware, certified_skip): forecasts that stood in for a measurement /
   children considered.
+- same_best_curve_as_screen_topk_share (uncertainty_aware, certified_skip and their controls): runs
+  whose best-so-far curve (the best after each GPU measurement) is identical to screen_topk's
+  (its control's, for a control) on the same problem, seed and budget: the share of runs in
+  which trusting, or not adapting, changed nothing that was measured.
 - certified_skip also: trusted_risk_observed (trusted children whose recorded speedup beat
   their parent's recorded speedup by more than the margin / trusted children, pooled over runs)
   next to trusted_risk_target; trusted_beat_best_share (the same against the best measured
@@ -266,6 +270,14 @@ def _skip_block(rs: list[dict[str, Any]], runs: list[dict[str, Any]], budget: in
             "vs_screen_topk_final_best_ratio_median": statistics.median(vs) if vs else None}
 
 
+def _same_curve_share(rs: list[dict[str, Any]], runs: list[dict[str, Any]], other: str) -> float | None:
+    """Share of the runs `rs` whose best-so-far curve equals the `other` method's run on the same
+    problem, seed and budget (None when `other` has no such run)."""
+    curves = {(r["problem_id"], r["seed"], r["budget"]): r["curve"] for r in runs if r["method"] == other}
+    pairs = [(r["curve"], curves[k]) for r in rs if (k := (r["problem_id"], r["seed"], r["budget"])) in curves]
+    return sum(a == b for a, b in pairs) / len(pairs) if pairs else None
+
+
 def score(runs: list[dict[str, Any]], tie_rel: float, target_risk: float | None = None) -> dict[str, dict[str, Any]]:
     """The module docstring's metrics from the runs (`target_risk`: certified_skip's)."""
     floor = tie_floor(tie_rel)
@@ -288,9 +300,12 @@ def score(runs: list[dict[str, Any]], tie_rel: float, target_risk: float | None 
                 "budget_fraction_to_match_median_ci": _median_ci(fr),
                 "final_best_ratio_median": statistics.median(ratios) if ratios else None,
                 "match_rate": sum(f <= 1 for f in fr) / len(fr) if fr else None}
-            if split_control(method)[0] in ("uncertainty_aware", SKIP):
+            base, control = split_control(method)
+            if base in ("uncertainty_aware", SKIP):
                 considered = sum(r["considered"] for r in rs)
                 block["trusted_share"] = sum(r.get("trusted") or 0 for r in rs) / considered if considered else None
+                block["same_best_curve_as_screen_topk_share"] = _same_curve_share(
+                    rs, runs, control_name("screen_topk") if control else "screen_topk")
             if method == SKIP:
                 block.update(_skip_block(rs, runs, budget, target_risk))
             ctl = control_name(method) if split_control(method)[1] is None and method != BASELINE else None

@@ -72,6 +72,13 @@ def test_replay_scores_every_method_and_budget(ship, tmp_path):
         assert 0 <= skip["trusted_share"] <= 1 and skip["trusted_risk_target"] == 0.1
         assert skip["trusted_risk_observed"] is None or 0 <= skip["trusted_risk_observed"] <= 1
         assert skip["vs_screen_topk_final_best_ratio_median"] > 0 and "budget_fraction_to_match_median" in skip
+    for name, other in (("uncertainty_aware", "screen_topk"), ("uncertainty_aware[random]", "screen_topk[random]"),
+                        ("certified_skip", "screen_topk")):
+        for b in (8, 16):
+            ours = {(r["problem_id"], r["seed"]): r["curve"] for r in doc["runs"] if r["method"] == name and r["budget"] == b}
+            theirs = {(r["problem_id"], r["seed"]): r["curve"] for r in doc["runs"] if r["method"] == other and r["budget"] == b}
+            want = sum(ours[k] == theirs[k] for k in ours) / len(ours)
+            assert m[f"{name}@{b}"]["same_best_curve_as_screen_topk_share"] == want
     cal = doc["setup"]["certified_skip"]
     assert cal["target_risk"] == 0.1 and cal["folds"] and HELD not in sum(cal["folds"], [])
     runs = doc["runs"]
@@ -127,6 +134,19 @@ def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(shi
     assert skip["trusted_risk_observed"] == sum(r["trusted_beat_parent"] for r in runs) / skip["trusted_children"]
     assert skip["trusted_risk_target"] == 0.2
     assert all(r["gpu_measurements"] == 16 for r in runs)
+
+
+def test_same_curve_share_compares_each_run_with_its_counterpart():
+    """Hand-made runs: one of two curves matches screen_topk's; a run with no counterpart is left out."""
+    def run(method, seed, curve, pid="p"):
+        return {"method": method, "problem_id": pid, "seed": seed, "budget": 8, "curve": curve}
+
+    runs = [run("screen_topk", 0, [[1, 1.0], [2, 1.5]]), run("screen_topk", 1, [[1, 1.0]]),
+            run("uncertainty_aware", 0, [[1, 1.0], [2, 1.5]]), run("uncertainty_aware", 1, [[1, 1.2]]),
+            run("uncertainty_aware", 0, [[1, 1.0]], pid="q")]
+    ua = [r for r in runs if r["method"] == "uncertainty_aware"]
+    assert bench._same_curve_share(ua, runs, "screen_topk") == 0.5
+    assert bench._same_curve_share(ua, runs, "measure_all") is None
 
 
 def test_only_held_out_landscapes_measured_whole_are_searched(tmp_path):
