@@ -35,9 +35,10 @@ measured whole; `*_listed`: named by any call), correct_rows (all), and over the
 points_per_problem_median, within2pct_share_median, speed_clusters_median,
 random_order_budget_to_best_median (held-out problems only; a fraction of a 64-measurement
 budget), ray_gpus, ray_scaling, and each landscape's structure (workbench/landscape/structure.py);
-a candidate measured by two calls is a repeat: the later row is shipped, and the pairs give
-remeasured_points, remeasured_within_tie_share and remeasured_abs_log_speedup_median (the whole
-`repeatability` under setup.remeasured).
+a candidate measured by more than one call is a repeat: the last row is shipped, and each later
+measurement paired with the first gives remeasured_points (the number of such pairs, not of
+distinct candidates), remeasured_within_tie_share and remeasured_abs_log_speedup_median (the
+whole `repeatability` under setup.remeasured).
 A merge with missing candidates reports them (`unmeasured`) and writes the results file only
 with --allow-partial (never into benchmarks/results: then only under --ship).
 

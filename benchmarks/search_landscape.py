@@ -308,7 +308,7 @@ def score(runs: list[dict[str, Any]], tie_rel: float, target_risk: float | None 
                     rs, runs, control_name("screen_topk") if control else "screen_topk")
             if method == SKIP:
                 block.update(_skip_block(rs, runs, budget, target_risk))
-            ctl = control_name(method) if split_control(method)[1] is None and method != BASELINE else None
+            ctl = control_name(method) if control is None and method != BASELINE else None
             if ctl and any(r["method"] == ctl for r in runs):
                 diffs = [frac[(ctl, p, s, budget)] - frac[(method, p, s, budget)]
                          for (mm, p, s, b) in frac if mm == method and b == budget and (ctl, p, s, budget) in frac]
