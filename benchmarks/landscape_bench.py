@@ -19,7 +19,8 @@ being waited for after --budget-s; what did not finish is measured by a later ca
 `--resume` (the earlier shard files). `--ray-mode tasks` (the default, the mode the shipped
 shards were measured in): Ray tasks of `--chunk` candidates with `--workers` processes each;
 `--ray-mode actors`: one measuring actor per GPU with `--workers` processes (RayActorExecutor).
-Writes under --out:
+Writes under --out (the shard file and the summary before the last executor is closed, so a
+call stopped while closing keeps them; until then the shard file is landscape-partial-shard<i>of<n>.jsonl):
   landscape-<gpu>-shard<i>of<n>.jsonl            one Measurement per candidate, as each finishes
   landscape-scaling-<gpu>-1gpu.jsonl             the 1-GPU scaling batch (repeat measurements)
   landscape-summary-<gpu>-shard<i>of<n>.json     settings, counts, rates, scaling, hardware
@@ -53,11 +54,13 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import multiprocessing
 import os
 import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -106,15 +109,40 @@ def landscapes(problem_ids: list[str], max_points: int | None, mutations: int, s
     return {pid: enumerate_landscape(_family(pid, max_points), mutations=mutations, seed=seed) for pid in problem_ids}
 
 
-def shard_candidates(problem_ids: list[str], max_points: int | None, mutations: int, seed: int, i: int, n: int) -> list:
+RENDER_CHUNK = 128  # points per rendering job of shard_candidates
+
+
+def _render(job: tuple[str, int | None, list[int]]) -> list:
+    """The candidates of one problem's points at these indices of its family's `points()` order
+    (`_family(pid, max_points)`); one job of shard_candidates, run in a worker process."""
+    pid, max_points, idx = job
+    fam = _family(pid, max_points)
+    pts = fam.points()
+    return [fam.candidate(pts[k]) for k in idx]
+
+
+def shard_candidates(problem_ids: list[str], max_points: int | None, mutations: int, seed: int, i: int, n: int,
+                     procs: int | None = None) -> list:
     """Shard i of n: every n-th candidate, from i, of the landscapes' candidates in order (problem
     by problem, each landscape's `candidates` order). Without mutation children only the shard's
-    points are rendered; with them the landscapes are enumerated whole."""
+    points are rendered, in `procs` processes (default: one per core; the result is the same
+    list whatever `procs` is); with them the landscapes are enumerated whole, in this process."""
     if mutations:
         order = [c for land in landscapes(problem_ids, max_points, mutations, seed).values() for c in land.candidates]
         return order[i::n]
-    pts = [(fam, pt) for fam in (_family(pid, max_points) for pid in problem_ids) for pt in fam.points()]
-    return [fam.candidate(pt) for fam, pt in pts[i::n]]
+    flat = [(pid, k) for pid in problem_ids for k in range(len(_family(pid, max_points).points()))][i::n]
+    jobs: list[tuple[str, int | None, list[int]]] = []
+    for pid, k in flat:
+        if jobs and jobs[-1][0] == pid and len(jobs[-1][2]) < RENDER_CHUNK:
+            jobs[-1][2].append(k)
+        else:
+            jobs.append((pid, max_points, [k]))
+    procs = min(len(jobs), (os.cpu_count() or 1) if procs is None else procs)
+    if procs <= 1:
+        return [c for job in jobs for c in _render(job)]
+    # fork: the workers inherit this module as loaded (a script, or a test's import by path).
+    with ProcessPoolExecutor(procs, mp_context=multiprocessing.get_context("fork")) as pool:
+        return [c for cands in pool.map(_render, jobs) for c in cands]
 
 
 def _executor(args, gpus: int, chunk: int | None = None):
@@ -132,9 +160,12 @@ def _executor(args, gpus: int, chunk: int | None = None):
                          workers_per_task=args.workers, max_retries=2, **budgets)
 
 
-def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path, chunk: int | None = None) -> dict:
+def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path, chunk: int | None = None,
+                  keep_open: bool = False) -> dict:
     """Measure `cands` on a fresh executor of `gpus` GPUs (CPU workers with --cpu), appending each
-    Measurement to `path`; stops waiting at `deadline` (epoch seconds)."""
+    Measurement to `path`; stops waiting at `deadline` (epoch seconds). The executor is closed
+    before returning, or, with `keep_open`, returned under "executor" for the caller to close
+    once it has written its files (closing cancels what is still queued and can take a while)."""
     t_init = time.monotonic()
     ex = _executor(args, gpus, chunk)
     startup = time.monotonic() - t_init
@@ -151,11 +182,13 @@ def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path, chu
             log(f"{gpus} GPU(s): {n}/{len(cands)} in {seconds:.0f} s")
 
     done, el, cut = wait_measurements(futures, deadline, path, t0, mode="a", progress=progress)
-    ex.close()
+    if not keep_open:
+        ex.close()
     hw = getattr(ex, "hardware", None)
     return {"measured": len(done), "of": len(cands), "elapsed_s": round(el, 2), "startup_s": round(startup, 2),
             "per_min": round(60 * len(done) / el, 2) if el > 0 else None, "cut_by_budget": cut,
-            "hardware": hw.to_dict() if hw is not None else None, "ids": list(done)}
+            "hardware": hw.to_dict() if hw is not None else None, "ids": list(done)} | (
+                {"executor": ex} if keep_open else {})
 
 
 def run_shard(args) -> int:
@@ -199,7 +232,11 @@ def run_shard(args) -> int:
         # Written now, not only in the summary: a run cut short by its machine keeps its scaling.
         (args.out / f"landscape-scaling-{key}-summary.json").write_text(json.dumps(scaling, indent=1) + "\n")
         log(f"ray scaling on {len(batch)} candidates: {scaling['ray_scaling']} ({gpus} GPUs vs 1)")
-    rest = measure_batch(todo, args, gpus, deadline, tmp_path) if todo else {"measured": 0, "ids": [], "hardware": None}
+    # The last batch's executor is closed only after the shard file and the summary are written: a
+    # call stopped while the executor closes (cancelling a long queue) keeps both.
+    rest = (measure_batch(todo, args, gpus, deadline, tmp_path, keep_open=True) if todo
+            else {"measured": 0, "ids": [], "hardware": None})
+    open_ex = rest.pop("executor", None)
     key = key or (rest["hardware"] or {}).get("key") or "gpu"
     final = args.out / f"landscape-{key}-shard{i}of{n}.jsonl"
     if tmp_path.exists():
@@ -216,6 +253,10 @@ def run_shard(args) -> int:
                "elapsed_s": round(time.time() - t_start, 1)}
     (args.out / f"landscape-summary-{key}-shard{i}of{n}.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"wrote {final.name}: {summary['measured']} measured in {summary['elapsed_s']} s")
+    if open_ex is not None:
+        t_close = time.monotonic()
+        open_ex.close()
+        log(f"executor closed in {time.monotonic() - t_close:.0f} s")
     return 0
 
 

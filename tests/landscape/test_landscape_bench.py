@@ -26,6 +26,39 @@ def test_a_shard_renders_only_its_points_in_the_landscapes_order():
         assert [c.id for c in bench.shard_candidates(pids, 40, 0, 0, i, 3)] == order[i::3]
 
 
+def test_rendering_in_processes_gives_the_same_candidates(monkeypatch):
+    """Several processes, several jobs per problem: the same candidates, byte for byte, in the
+    same order as rendering in this process."""
+    monkeypatch.setattr(bench, "RENDER_CHUNK", 5)
+    pids = ["L1/08_max_rows", "L1/13_rms_norm_bf16"]
+    one = bench.shard_candidates(pids, 40, 0, 0, 1, 2, procs=1)
+    many = bench.shard_candidates(pids, 40, 0, 0, 1, 2, procs=3)
+    assert len(one) == 40 and [(c.id, c.source) for c in many] == [(c.id, c.source) for c in one]
+    assert {c.problem_id for c in many} == set(pids)
+
+
+def test_the_files_are_written_before_the_executor_closes(tmp_path, monkeypatch):
+    """A call stopped while its executor closes (a long queue being cancelled) keeps its shard
+    file and summary: both exist when close() is called."""
+    seen = []
+    real = bench._executor
+
+    class Watched:
+        def __init__(self, ex):
+            self.ex = ex
+
+        def __getattr__(self, name):
+            return getattr(self.ex, name)
+
+        def close(self):
+            seen.append(sorted(p.name for p in (tmp_path / "out").iterdir()))
+            self.ex.close()
+
+    monkeypatch.setattr(bench, "_executor", lambda *a, **k: Watched(real(*a, **k)))
+    assert bench.main(ARGS + ["--out", str(tmp_path / "out")]) == 0
+    assert seen == [["landscape-cpu-shard0of1.jsonl", "landscape-summary-cpu-shard0of1.json"]]
+
+
 def test_shards_then_merge(tmp_path):
     for i in (0, 1):
         assert bench.main(ARGS + ["--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")]) == 0
