@@ -152,6 +152,8 @@ def _executor(args, gpus: int, chunk: int | None = None):
         return make_executor("cpu", workers=args.workers, options=CPU_OPTIONS)
     budgets = dict(timeout_s=args.timeout_s, run_timeout_s=args.run_timeout_s,
                    cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
+    if args.compile_unlocked:
+        budgets["options"] = {"compile_unlocked": True}
     if args.local:
         return make_executor("cuda", gpus=list(range(gpus)), workers=args.workers, **budgets)
     if args.ray_mode == "actors":
@@ -249,7 +251,8 @@ def run_shard(args) -> int:
                "rest": {k: v for k, v in rest.items() if k != "ids"}, "scaling": scaling, "gpus": gpus,
                "executor": ("cpu interpreter" if args.cpu else f"local gpu executor, {args.workers} workers" if args.local
                             else f"ray actors, {args.workers} workers per GPU" if args.ray_mode == "actors"
-                            else f"ray, chunk {args.chunk}, {args.workers} workers per task"),
+                            else f"ray, chunk {args.chunk}, {args.workers} workers per task")
+                           + (", compiles outside the GPU lock (compile_unlocked)" if args.compile_unlocked else ""),
                "elapsed_s": round(time.time() - t_start, 1)}
     (args.out / f"landscape-summary-{key}-shard{i}of{n}.json").write_text(json.dumps(summary, indent=1) + "\n")
     log(f"wrote {final.name}: {summary['measured']} measured in {summary['elapsed_s']} s")
@@ -401,6 +404,9 @@ def main(argv=None) -> int:
                     help="candidates per Ray task of the --scaling batch (default --chunk): a batch of at least "
                          "GPUs x chunk keeps every GPU busy")
     ap.add_argument("--workers", type=int, default=4, help="worker processes per Ray task (CPU: executor workers)")
+    ap.add_argument("--compile-unlocked", action="store_true",
+                    help="workers step out of their shared GPU hold while Triton compiles (MeasureOptions."
+                         "compile_unlocked); timed regions unchanged")
     ap.add_argument("--timeout-s", type=float, default=90.0)
     ap.add_argument("--run-timeout-s", type=float, default=60.0)
     ap.add_argument("--budget-s", type=float, default=480.0, help="stop waiting after this many seconds")

@@ -106,3 +106,72 @@ def test_phases_are_reported_around_holds(tmp_path):
     with GpuLock(None, on_phase=seen.append).exclusive():
         pass
     assert seen == ["wait-gpu", "timing", "checking"]
+
+
+COMPILER = _COMMON + """
+step = sys.argv[4] == "step"
+gpu = GpuLock(lock)
+time.sleep(max(0.0, t0 - time.time()))
+with gpu.shared():
+    note("R", "+"); time.sleep(0.1)
+    if step:
+        gpu.step_out(); note("R", "-")
+    time.sleep(1.5)  # a Triton compile: CPU only
+    if step:
+        gpu.step_in(); note("R", "+")
+    time.sleep(0.1)
+    note("R", "-")
+"""
+
+
+def _compile_schedule(tmp_path: Path, step: bool) -> dict[str, list[tuple[str, float]]]:
+    """A reader inside shared() for 1.7 s, 1.5 s of it compiling (stepping out when `step`); a
+    timer asks at T0 + 0.3 s and holds 0.2 s."""
+    lock, log = tmp_path / "gpu0.lock", tmp_path / "events.log"
+    t0 = time.time() + 1.5
+    procs = [subprocess.Popen([sys.executable, "-c", COMPILER, str(lock), str(log), str(t0),
+                               "step" if step else "stay"], cwd=ROOT),
+             subprocess.Popen([sys.executable, "-c", TIMER, str(lock), str(log), str(t0), "0.3", "0.2",
+                               "protocol"], cwd=ROOT)]
+    for p in procs:
+        assert p.wait(timeout=30) == 0
+    events: dict[str, list[tuple[str, float]]] = {}
+    for line in log.read_text().splitlines():
+        name, sign, t = line.split()
+        events.setdefault(name, []).append((sign, float(t)))
+    return events
+
+
+def test_a_reader_that_steps_out_to_compile_does_not_hold_up_a_timer(tmp_path):
+    ev = _compile_schedule(tmp_path, step=True)
+    (w_start, w_end), = _intervals(ev["W"])
+    asked = next(t for s, t in ev["W"] if s == "?")
+    inside = _intervals(ev["R"])          # the reader's GPU holds: before and after its compile
+    assert len(inside) == 2
+    assert w_start - asked < 0.5, w_start - asked   # not the 1.4 s left of the reader's stay
+    assert not [iv for iv in inside if iv[0] < w_end and w_start < iv[1]]
+
+
+def test_a_reader_that_stays_in_while_compiling_holds_up_a_timer(tmp_path):
+    # The control: the same reader without stepping out keeps the timer waiting to its end.
+    ev = _compile_schedule(tmp_path, step=False)
+    (w_start, _), = _intervals(ev["W"])
+    (_, r_end), = _intervals(ev["R"])
+    asked = next(t for s, t in ev["W"] if s == "?")
+    assert w_start >= r_end and w_start - asked > 1.0
+
+
+def test_stepping_out_is_only_for_shared_holds(tmp_path):
+    seen: list[str] = []
+    lock = GpuLock(str(tmp_path / "gpu0.lock"), on_phase=seen.append)
+    lock.step_out(), lock.step_in()              # outside any hold: nothing
+    with lock.exclusive():
+        lock.step_out(), lock.step_in()          # a timed region keeps its lock
+    assert seen == ["wait-gpu", "timing", "checking"]
+    seen.clear()
+    with lock.shared():
+        lock.step_in()                           # not out: nothing
+        lock.step_out()
+        lock.step_out()                          # already out: nothing
+        lock.step_in()
+    assert seen == ["wait-gpu", "checking", "wait-gpu", "checking", "checking"]

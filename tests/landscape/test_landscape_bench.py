@@ -160,15 +160,19 @@ def test_merge_reports_repeats_and_ships_the_later_row(tmp_path):
     ("tasks", {"ray_mode": "tasks", "num_gpus": 2, "chunk_size": 64, "workers_per_task": 12, "max_retries": 2}),
     ("actors", {"ray_mode": "actors", "num_gpus": 2, "workers_per_gpu": 12}),
 ])
-def test_each_ray_mode_gets_its_own_executor_options(mode, want, monkeypatch):
+@pytest.mark.parametrize("unlocked", [False, True])
+def test_each_ray_mode_gets_its_own_executor_options(mode, want, unlocked, monkeypatch):
     """The Ray executors take different options (chunks of tasks, workers per actor); whichever
-    mode the app defaults to, the bench names its own mode and passes that mode's options."""
+    mode the app defaults to, the bench names its own mode and passes that mode's options;
+    --compile-unlocked reaches the executor as the measurement option compile_unlocked."""
     import argparse
 
     seen = {}
     monkeypatch.setattr(bench, "make_executor", lambda target, **kw: seen.update(target=target, **kw))
     args = argparse.Namespace(cpu=False, local=False, ray_mode=mode, chunk=64, workers=12, timeout_s=90.0,
-                              run_timeout_s=60.0)
+                              run_timeout_s=60.0, compile_unlocked=unlocked)
+    if unlocked:
+        want = want | {"options": {"compile_unlocked": True}}
     bench._executor(args, 2)
     assert seen.pop("target") == "ray" and seen.pop("timeout_s") == 90.0 and seen.pop("run_timeout_s") == 60.0
     assert seen.pop("cache_root")

@@ -17,6 +17,10 @@ takes the turnstile and keeps it until it holds `LOCK_EX`. While a timer waits, 
 stop at the turnstile, the readers already inside finish, and the timer gets in after the
 longest of them. Timers queue on the turnstile among themselves.
 
+A reader may step out for CPU-only work and come back (`step_out` / `step_in`, used around a
+Triton compile, which can take seconds): while it is out a waiting timer need not wait for it,
+and it comes back through the turnstile like a new reader.
+
 Locks belong to open file descriptions, so they are released when the holder exits or is
 killed (a crashed worker never leaves the GPU locked). Not reentrant: a process must not ask
 for the lock while it holds it (each request opens the file anew and would wait for itself).
@@ -48,6 +52,27 @@ class GpuLock:
     def __init__(self, lock_path: str | None, on_phase: Callable[[str], None] | None = None):
         self.path = lock_path
         self._on_phase = on_phase or (lambda name: None)
+        self._reader = None      # the lock file while inside shared(), else None
+        self._out = False        # stepped out of shared() (step_out) and not back yet
+
+    def step_out(self) -> None:
+        """Inside `shared()`: drop the shared lock for CPU-only work (no GPU work until
+        `step_in`). Anywhere else (outside, inside `exclusive()`, already out): nothing."""
+        if self._reader is not None and not self._out:
+            fcntl.flock(self._reader, fcntl.LOCK_UN)
+            self._out = True
+
+    def step_in(self) -> None:
+        """Back into `shared()` after `step_out`: through the turnstile (a waiting timer goes
+        first), then the shared lock again. Without a `step_out` before: nothing."""
+        if self._reader is not None and self._out:
+            self._on_phase(WAITING)
+            with open(turnstile_path(self.path), "a+") as gate:
+                fcntl.flock(gate, fcntl.LOCK_EX)
+                fcntl.flock(gate, fcntl.LOCK_UN)
+            fcntl.flock(self._reader, fcntl.LOCK_SH)
+            self._out = False
+            self._on_phase(CHECKING)
 
     @contextlib.contextmanager
     def shared(self) -> Iterator[None]:
@@ -63,9 +88,11 @@ class GpuLock:
         with open(self.path, "a+") as fh:
             fcntl.flock(fh, fcntl.LOCK_SH)
             self._on_phase(CHECKING)
+            self._reader, self._out = fh, False
             try:
                 yield
             finally:
+                self._reader, self._out = None, False
                 fcntl.flock(fh, fcntl.LOCK_UN)
                 self._on_phase(CHECKING)
 

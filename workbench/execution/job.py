@@ -29,7 +29,9 @@ class MeasureOptions:
     `timing_repeats`: timed pairs per job; `timing` / `cpu_timing`: overrides of the CUDA / CPU
     timer settings (timing.py); `timing_cpus`: the core the worker times on; `worker_cpus`: the
     worker process's CPU affinity; `gpu_memory_fraction`: the share of GPU memory a worker may
-    take (0: no cap).
+    take (0: no cap); `compile_unlocked`: a worker steps out of its shared GPU hold while Triton
+    compiles a kernel (CPU work), so a timer waiting for the GPU does not wait for the compile
+    (gpu_lock.GpuLock.step_out; timed regions are unchanged).
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -42,6 +44,7 @@ class MeasureOptions:
     timing_cpus: tuple[int, ...] | None = None
     worker_cpus: tuple[int, ...] | None = None
     gpu_memory_fraction: float = 0.0
+    compile_unlocked: bool = False
 
     @classmethod
     def from_dict(cls, options: Mapping[str, Any] | None) -> MeasureOptions:

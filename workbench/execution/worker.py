@@ -40,6 +40,38 @@ class Verdict(Exception):
         self.status, self.reason = status, reason
 
 
+_COMPILING_UNDER: GpuLock | None = None   # the job's lock, when its compiles step out of it
+
+
+def _before_compile(**_: Any) -> None:
+    """Triton's jit_cache_hook: called before each compile. Returns None (a true value would
+    make Triton skip the compile)."""
+    if _COMPILING_UNDER is not None:
+        _COMPILING_UNDER.step_out()
+
+
+def _after_compile(**_: Any) -> None:
+    """Triton's jit_post_compile_hook: called after each compile that returned."""
+    if _COMPILING_UNDER is not None:
+        _COMPILING_UNDER.step_in()
+
+
+def compile_outside_lock(gpu: GpuLock | None) -> None:
+    """Make this process's Triton compiles step out of `gpu`'s shared hold (None: stop doing
+    so). The hooks stay installed for the life of the process; a compile that raises leaves
+    the job stepped out until its shared hold ends, which is safe (it does no GPU work after)."""
+    global _COMPILING_UNDER
+    if gpu is not None:
+        from triton import knobs
+
+        if not (hasattr(knobs.runtime, "jit_cache_hook") and hasattr(knobs.runtime, "jit_post_compile_hook")):
+            raise RuntimeError("compile_unlocked needs Triton's jit_cache_hook and jit_post_compile_hook "
+                               "(triton.knobs.runtime), which this Triton lacks; measure without it")
+        knobs.runtime.jit_cache_hook = _before_compile
+        knobs.runtime.jit_post_compile_hook = _after_compile
+    _COMPILING_UNDER = gpu
+
+
 def _import_candidate(source: str, workdir: Path, cid: str):
     path = workdir / f"candidate_{cid}.py"
     path.write_text(source)
@@ -386,6 +418,8 @@ def run_job(job: WorkerJob, on_phase=None) -> dict:
     import torch
 
     gpu = GpuLock(job.lock_path if device.startswith("cuda") else None, on_phase=on_phase)
+    if device.startswith("cuda"):
+        compile_outside_lock(gpu if opts.compile_unlocked else None)
     if device.startswith("cuda"):
         frac = float(opts.gpu_memory_fraction)
         if frac > 0:
