@@ -1,0 +1,51 @@
+"""benchmarks/compile_lock_bench.py in its --cpu smoke mode: three runs of one batch, compared."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+spec = importlib.util.spec_from_file_location("compile_lock_bench", ROOT / "benchmarks" / "compile_lock_bench.py")
+bench = importlib.util.module_from_spec(spec)
+sys.modules["compile_lock_bench"] = bench
+spec.loader.exec_module(bench)
+
+
+def test_three_runs_of_one_batch_in_order_and_their_agreement(tmp_path, monkeypatch):
+    seen = []
+    real = bench.lb.measure_batch
+
+    def spy(cands, args, *a, **k):
+        seen.append((args.compile_unlocked, [c.id for c in cands]))
+        return real(cands, args, *a, **k)
+
+    monkeypatch.setattr(bench.lb, "measure_batch", spy)
+    out = tmp_path / "out"
+    assert bench.main(["--cpu", "--out", str(out), "--problems", "L1/08_max_rows", "--max-points", "4",
+                       "--every", "2"]) == 0
+    assert [u for u, _ in seen] == [False, True, False]
+    assert seen[0][1] == seen[1][1] == seen[2][1] and len(seen[0][1]) == 2   # the same batch each time
+    doc = json.loads((out / "compile-lock-cpu.json").read_text())
+    m = doc["metrics"]
+    assert doc["benchmark"] == "compile-lock" and m["candidates"] == 2 and m["gpus"] == 1
+    for name in ("default_1", "unlocked", "default_2"):
+        rows = (out / f"compile-lock-{name}.jsonl").read_text().splitlines()
+        assert m[f"measured_{name}"] == len(rows) == 2 and m[f"per_min_{name}"] > 0
+    assert m["compared"] == 2 and m["unlocked_vs_default_pairs"] == m["default_vs_default_pairs"] == 2
+    assert m["rate_ratio"] == pytest.approx(
+        m["per_min_unlocked"] / ((m["per_min_default_1"] + m["per_min_default_2"]) / 2), abs=1e-3)
+    assert 0 <= m["unlocked_vs_default_within_tie_share"] <= 1
+    assert m["default_vs_default_same_status_share"] == 1.0
+    assert not (bench.lb.RESULTS_DIR / "compile-lock-cpu.json").exists()   # smoke output is never a result
+
+
+def test_bad_batches_are_refused(tmp_path):
+    with pytest.raises(SystemExit, match="offset"):
+        bench.main(["--cpu", "--out", str(tmp_path), "--problems", "L1/08_max_rows", "--every", "2", "--offset", "2"])
+    with pytest.raises(SystemExit, match="empty"):
+        bench.main(["--cpu", "--out", str(tmp_path), "--problems", "L1/08_max_rows", "--max-points", "2",
+                    "--every", "5", "--offset", "3"])
