@@ -45,6 +45,17 @@ else:
 """
 
 
+def _events(procs: list, log: Path) -> dict[str, list[tuple[str, float]]]:
+    """Wait for the processes, then each name's (sign, time) events from the log."""
+    for p in procs:
+        assert p.wait(timeout=30) == 0
+    events: dict[str, list[tuple[str, float]]] = {}
+    for line in log.read_text().splitlines():
+        name, sign, t = line.split()
+        events.setdefault(name, []).append((sign, float(t)))
+    return events
+
+
 def _schedule(tmp_path: Path, raw: bool) -> dict[str, list[tuple[str, float]]]:
     """Three readers holding 0.15 s each, staggered so one is always inside, from T0 to
     T0 + 2 s; a timer asks at T0 + 0.5 s and holds 0.2 s. Returns each name's events."""
@@ -54,13 +65,7 @@ def _schedule(tmp_path: Path, raw: bool) -> dict[str, list[tuple[str, float]]]:
                                str(0.05 * i), "0.15", "2.0"], cwd=ROOT) for i in range(3)]
     procs.append(subprocess.Popen([sys.executable, "-c", TIMER, str(lock), str(log), str(t0), "0.5", "0.2",
                                    "raw" if raw else "protocol"], cwd=ROOT))
-    for p in procs:
-        assert p.wait(timeout=30) == 0
-    events: dict[str, list[tuple[str, float]]] = {}
-    for line in log.read_text().splitlines():
-        name, sign, t = line.split()
-        events.setdefault(name, []).append((sign, float(t)))
-    return events
+    return _events(procs, log)
 
 
 def _intervals(evs: list[tuple[str, float]]) -> list[tuple[float, float]]:
@@ -133,13 +138,7 @@ def _compile_schedule(tmp_path: Path, step: bool) -> dict[str, list[tuple[str, f
                                "step" if step else "stay"], cwd=ROOT),
              subprocess.Popen([sys.executable, "-c", TIMER, str(lock), str(log), str(t0), "0.3", "0.2",
                                "protocol"], cwd=ROOT)]
-    for p in procs:
-        assert p.wait(timeout=30) == 0
-    events: dict[str, list[tuple[str, float]]] = {}
-    for line in log.read_text().splitlines():
-        name, sign, t = line.split()
-        events.setdefault(name, []).append((sign, float(t)))
-    return events
+    return _events(procs, log)
 
 
 def test_a_reader_that_steps_out_to_compile_does_not_hold_up_a_timer(tmp_path):
