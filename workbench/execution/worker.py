@@ -58,8 +58,11 @@ def _after_compile(**_: Any) -> None:
 
 def compile_outside_lock(gpu: GpuLock | None) -> None:
     """Make this process's Triton compiles step out of `gpu`'s shared hold (None: stop doing
-    so). The hooks stay installed for the life of the process; a compile that raises leaves
-    the job stepped out until its shared hold ends, which is safe (it does no GPU work after)."""
+    so). The hooks stay installed for the life of the process. Triton has no hook for a compile
+    that raises, so after one the job stays stepped out until its next compile returns or its
+    shared hold ends: GPU work in between (a candidate that catches the error and falls back, an
+    autotuner whose last config failed to compile) runs outside the lock and may overlap another
+    worker's timed region."""
     global _COMPILING_UNDER
     if gpu is not None:
         from triton import knobs
@@ -420,7 +423,6 @@ def run_job(job: WorkerJob, on_phase=None) -> dict:
     gpu = GpuLock(job.lock_path if device.startswith("cuda") else None, on_phase=on_phase)
     if device.startswith("cuda"):
         compile_outside_lock(gpu if opts.compile_unlocked else None)
-    if device.startswith("cuda"):
         frac = float(opts.gpu_memory_fraction)
         if frac > 0:
             torch.cuda.set_per_process_memory_fraction(frac)
