@@ -14,13 +14,18 @@ compile_unlocked, default:
 - agreement (workbench.landscape.structure.repeatability, 2% tie): the unlocked run against the
   first default run, beside the second default run against the first (the control: what
   measuring the same candidates again moves by itself). Only candidates measured in all three
-  runs are compared.
+  runs are compared. Paired on the candidates correct in all three: `discordant_unlocked_only`
+  (the defaults tie, the unlocked run lies outside the tie of the first), `discordant_control_only`
+  (the reverse) and `discordant_p` (exact two-sided sign test on those two counts: small when the
+  unlocked run disagrees more often than measuring again does).
+- A run that measures its whole batch before the budget includes its tail (workers idle while
+  the last candidates finish) in its rate; a run cut by the budget does not.
 
     python benchmarks/compile_lock_bench.py --out $OUT --problems L1/14_matmul_square_fp32,L2/01_linear_bias_relu --every 8 --budget-s 150
 
 writes the rows of each run and benchmarks/results/compile-lock-<gpu>.json (`metrics`:
 candidates, gpus, per_min_default_1, per_min_unlocked, per_min_default_2, rate_ratio,
-unlocked_vs_default_*, default_vs_default_* and each run's measured count and cut).
+unlocked_vs_default_*, default_vs_default_*, discordant_* and each run's measured count and cut).
 `--cpu`: a smoke test with the CPU executor (no GPU lock, so the option changes nothing there);
 its file goes to --out only, never to benchmarks/results.
 """
@@ -28,10 +33,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import landscape_bench as lb  # noqa: E402
@@ -41,6 +48,23 @@ from workbench.landscape.structure import repeatability  # noqa: E402
 from workbench.records import Measurement  # noqa: E402
 
 RUNS = (("default_1", False), ("unlocked", True), ("default_2", False))
+
+
+def _tie(a: float, b: float, tie_rel: float) -> bool:
+    return min(a, b) >= max(a, b) * (1 - tie_rel)
+
+
+def discordance(triples: list[tuple[Measurement, Measurement, Measurement]], tie_rel: float) -> dict[str, Any]:
+    """The paired counts of the module docstring over (default_1, unlocked, default_2) rows of
+    one candidate each; only triples correct in all three count."""
+    ok = [(a.speedup, u.speedup, b.speedup) for a, u, b in triples
+          if a.ok and u.ok and b.ok and a.speedup and u.speedup and b.speedup]
+    unlocked_only = sum(_tie(a, b, tie_rel) and not _tie(a, u, tie_rel) for a, u, b in ok)
+    control_only = sum(_tie(a, u, tie_rel) and not _tie(a, b, tie_rel) for a, u, b in ok)
+    n, k = unlocked_only + control_only, min(unlocked_only, control_only)
+    p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n) if n else 1.0
+    return {"discordant_unlocked_only": unlocked_only, "discordant_control_only": control_only,
+            "discordant_p": round(p, 4)}
 
 
 def run(args) -> int:
@@ -70,6 +94,8 @@ def run(args) -> int:
     common = [c.id for c in cands if all(c.id in rows[name] for name, _ in RUNS)]
     vs_default = repeatability([(rows["default_1"][i], rows["unlocked"][i]) for i in common])
     control = repeatability([(rows["default_1"][i], rows["default_2"][i]) for i in common])
+    paired = discordance([(rows["default_1"][i], rows["unlocked"][i], rows["default_2"][i]) for i in common],
+                         vs_default["tie_rel"])
     rates = {name: runs[name]["per_min"] for name, _ in RUNS}
     base = [rates["default_1"], rates["default_2"]]
     hw = next((r["hardware"] for r in runs.values() if r.get("hardware")), None) or {}
@@ -80,6 +106,7 @@ def run(args) -> int:
                               if rates["unlocked"] and all(base) else None),
                **{f"unlocked_vs_default_{k}": v for k, v in vs_default.items() if k != "tie_rel"},
                **{f"default_vs_default_{k}": v for k, v in control.items() if k != "tie_rel"},
+               **paired,
                **{f"measured_{name}": runs[name]["measured"] for name, _ in RUNS},
                **{f"cut_{name}": runs[name]["cut_by_budget"] for name, _ in RUNS}}
     doc = {"benchmark": "compile-lock", "gpu": key, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

@@ -40,6 +40,7 @@ def test_three_runs_of_one_batch_in_order_and_their_agreement(tmp_path, monkeypa
         m["per_min_unlocked"] / ((m["per_min_default_1"] + m["per_min_default_2"]) / 2), abs=1e-3)
     assert 0 <= m["unlocked_vs_default_within_tie_share"] <= 1
     assert m["default_vs_default_same_status_share"] == 1.0
+    assert m["discordant_unlocked_only"] + m["discordant_control_only"] <= 2 and 0 < m["discordant_p"] <= 1
     assert not (bench.lb.RESULTS_DIR / "compile-lock-cpu.json").exists()   # smoke output is never a result
 
 
@@ -49,3 +50,21 @@ def test_bad_batches_are_refused(tmp_path):
     with pytest.raises(SystemExit, match="empty"):
         bench.main(["--cpu", "--out", str(tmp_path), "--problems", "L1/08_max_rows", "--max-points", "2",
                     "--every", "5", "--offset", "3"])
+
+
+def _row(speedup: float, status: str = "ok"):
+    return bench.Measurement.from_dict({"candidate_id": "c", "problem_id": "p", "hardware_key": "h",
+                                        "status": status, "speedup": speedup if status == "ok" else None})
+
+
+def test_discordance_counts_who_leaves_the_tie_and_tests_the_split():
+    r = _row
+    triples = ([(r(1.0), r(1.2), r(1.0))] * 5                 # only the unlocked run moves
+               + [(r(1.0), r(1.0), r(1.0))] * 20              # all agree
+               + [(r(1.0), r(1.0), r(1.3))]                   # only the second default moves
+               + [(r(1.0), r(1.5), r(1.5))]                   # both move: not discordant
+               + [(r(1.0), r(1.0, "incorrect"), r(1.3))])  # not correct in all three: skipped
+    d = bench.discordance(triples, 0.02)
+    assert d["discordant_unlocked_only"] == 5 and d["discordant_control_only"] == 1
+    assert d["discordant_p"] == pytest.approx(2 * (1 + 6) / 64, abs=1e-4)   # exact two-sided sign test
+    assert bench.discordance([(r(1.0), r(1.0), r(1.0))], 0.02)["discordant_p"] == 1.0

@@ -22,6 +22,7 @@ import contextlib
 import importlib.util
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -41,37 +42,41 @@ class Verdict(Exception):
 
 
 _COMPILING_UNDER: GpuLock | None = None   # the job's lock, when its compiles step out of it
+_TRITON_COMPILE: Any = None               # triton.compiler.compile as Triton shipped it
 
 
-def _before_compile(**_: Any) -> None:
-    """Triton's jit_cache_hook: called before each compile. Returns None (a true value would
-    make Triton skip the compile)."""
-    if _COMPILING_UNDER is not None:
-        _COMPILING_UNDER.step_out()
-
-
-def _after_compile(**_: Any) -> None:
-    """Triton's jit_post_compile_hook: called after each compile that returned."""
-    if _COMPILING_UNDER is not None:
-        _COMPILING_UNDER.step_in()
+def _compile_stepping_out(*args: Any, **kwargs: Any) -> Any:
+    """Stands in for triton.compiler.compile: on the main thread of a job measured with
+    compile_unlocked, the compile runs stepped out of the job's shared hold, and the job steps
+    back in (through the turnstile) when it returns or raises. Elsewhere it is Triton's compile
+    unchanged."""
+    gpu = _COMPILING_UNDER
+    if gpu is None or threading.current_thread() is not threading.main_thread():
+        return _TRITON_COMPILE(*args, **kwargs)
+    gpu.step_out()
+    try:
+        return _TRITON_COMPILE(*args, **kwargs)
+    finally:
+        gpu.step_in()
 
 
 def compile_outside_lock(gpu: GpuLock | None) -> None:
     """Make this process's Triton compiles step out of `gpu`'s shared hold (None: stop doing
-    so). The hooks stay installed for the life of the process. Triton has no hook for a compile
-    that raises, so after one the job stays stepped out until its next compile returns or its
-    shared hold ends: GPU work in between (a candidate that catches the error and falls back, an
-    autotuner whose last config failed to compile) runs outside the lock and may overlap another
-    worker's timed region."""
-    global _COMPILING_UNDER
-    if gpu is not None:
-        from triton import knobs
+    so), for compile and back in when it returns or raises.
 
-        if not (hasattr(knobs.runtime, "jit_cache_hook") and hasattr(knobs.runtime, "jit_post_compile_hook")):
-            raise RuntimeError("compile_unlocked needs Triton's jit_cache_hook and jit_post_compile_hook "
-                               "(triton.knobs.runtime), which this Triton lacks; measure without it")
-        knobs.runtime.jit_cache_hook = _before_compile
-        knobs.runtime.jit_post_compile_hook = _after_compile
+    A @triton.jit kernel reads `triton.compiler.compile` when it first runs on a device, so the
+    stand-in is installed on that name once for the life of the process (before any candidate is
+    imported) and consults the current job's lock on each call. Only the main thread steps out
+    (Triton's async compile mode compiles on pool threads while the main thread may launch GPU
+    work). GPU work a candidate runs on its own threads while its main thread compiles is not held
+    back by the lock: the option is for throughput on trusted pools, and the default keeps every
+    compile inside the hold."""
+    global _COMPILING_UNDER, _TRITON_COMPILE
+    if gpu is not None and _TRITON_COMPILE is None:
+        import triton.compiler
+
+        _TRITON_COMPILE = triton.compiler.compile
+        triton.compiler.compile = _compile_stepping_out
     _COMPILING_UNDER = gpu
 
 
