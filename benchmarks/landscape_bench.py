@@ -10,13 +10,18 @@ Measure (on the device machine; torch, triton and ray importable, PYTHONPATH=.):
     python benchmarks/landscape_bench.py --out $OUT --shard 0/6 --budget-s 480 --scaling 64
 
 One call measures shard i of n: the candidates of all listed problems in a fixed order
-(problem by problem in the protocol's order, points in enumeration order), every n-th one
+(problem by problem in the order named, default the protocol's, held-out ones first with
+`--heldout-first`; points in enumeration order), every n-th one
 starting at i. Through the Ray executor on every GPU of the machine (`--gpus`, default all
 visible); `--scaling N` first measures the shard's first N candidates on a 1-GPU Ray cluster and
 then the same N on all GPUs, each cluster cold (fresh build cache), before the rest of the shard
 on all GPUs: `ray_scaling` = the all-GPU rate / the 1-GPU rate on that same batch. New work stops
 being waited for after --budget-s; what did not finish is measured by a later call with
-`--resume` (the earlier shard files). `--ray-mode tasks` (the default, the mode the shipped
+`--resume` (the earlier shard files). `--resume-tree DIR` resumes from every shard file of this
+machine's GPU type under DIR/<gpu>/ (at any depth, `.jsonl` or `.jsonl.gz`; the GPU type is read
+from the first visible GPU's name), and `--scaling N` with `--scaling-once` measures the scaling
+only where no `landscape-scaling-<gpu>-summary.json` lies under DIR/<gpu>/ yet, so the same
+command continues a pass call after call once each call's files are copied there. `--ray-mode tasks` (the default, the mode the shipped
 shards were measured in): Ray tasks of `--chunk` candidates with `--workers` processes each;
 `--ray-mode actors`: one measuring actor per GPU with `--workers` processes (RayActorExecutor).
 Writes under --out (the shard file and the summary before the last executor is closed, so a
@@ -193,10 +198,47 @@ def measure_batch(cands: list, args, gpus: int, deadline: float, path: Path, chu
                 {"executor": ex} if keep_open else {})
 
 
+def _machine_gpu_key(cpu: bool) -> str:
+    """The GPU type of this machine's first GPU ("cpu" for the CPU smoke test), from nvidia-smi:
+    this process does not initialise CUDA (it forks its renderers, and holds no context)."""
+    if cpu:
+        return "cpu"
+    import subprocess
+
+    from workbench.execution.hardware import gpu_key
+
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=30).stdout.strip().splitlines()
+    except (OSError, subprocess.TimeoutExpired):
+        out = []
+    if not out:
+        raise SystemExit("--resume-tree needs nvidia-smi to name this machine's GPU type (whose shards to resume)")
+    return gpu_key(out[0])
+
+
+def resume_from_tree(args) -> None:
+    """`--resume-tree DIR`: add DIR/<gpu>'s shard files to args.resume; with `--scaling-once`,
+    drop the scaling when that folder already holds a scaling summary."""
+    key = _machine_gpu_key(args.cpu)
+    root = args.resume_tree / key
+    found = sorted(p for p in root.rglob(f"landscape-{key}-shard*.jsonl*")
+                   if p.name.endswith((".jsonl", ".jsonl.gz")))
+    args.resume = list(args.resume) + found
+    scaled = sorted(root.rglob(f"landscape-scaling-{key}-summary.json"))
+    log(f"resume tree {root}: {len(found)} shard file(s)" + (f", scaling already measured ({scaled[0]})" if scaled else ""))
+    if args.scaling_once and scaled:
+        args.scaling = 0
+
+
 def run_shard(args) -> int:
     t_start = time.time()
+    if args.resume_tree is not None:
+        resume_from_tree(args)
     protocol = load_protocol(args.protocol)
     pids = [p for p in args.problems.split(",") if p] or list(protocol.problems)
+    if args.heldout_first:   # a pass that is cut short has the headline landscapes whole first
+        pids = [p for p in pids if protocol.is_heldout(p)] + [p for p in pids if not protocol.is_heldout(p)]
     i, n = (int(x) for x in args.shard.split("/"))
     if not 0 <= i < n:
         raise ConfigError(f"--shard {args.shard}: need 0 <= i < n")
@@ -388,6 +430,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu", action="store_true", help="smoke test: Triton interpreter on the CPU executor")
     ap.add_argument("--problems", default="", help="comma-separated ids (default: the protocol's problems)")
     ap.add_argument("--protocol", type=Path, default=None, help="protocol TOML (default: the committed one)")
+    ap.add_argument("--heldout-first", action="store_true",
+                    help="measure the held-out problems before the others (otherwise the order named)")
     ap.add_argument("--shard", default="0/1", help="i/n: this call measures every n-th candidate from i")
     ap.add_argument("--max-points", type=int, default=None, help="at most this many points per problem (smoke)")
     ap.add_argument("--mutations", type=int, default=0, help="mutation children per point (default 0)")
@@ -411,6 +455,10 @@ def main(argv=None) -> int:
     ap.add_argument("--run-timeout-s", type=float, default=60.0)
     ap.add_argument("--budget-s", type=float, default=480.0, help="stop waiting after this many seconds")
     ap.add_argument("--resume", type=Path, nargs="*", default=[], help="shard files whose candidates are done")
+    ap.add_argument("--resume-tree", type=Path, default=None, metavar="DIR",
+                    help="also resume from every shard file of this machine's GPU type under DIR/<gpu>/")
+    ap.add_argument("--scaling-once", action="store_true",
+                    help="with --resume-tree: skip --scaling when DIR/<gpu>/ already holds a scaling summary")
     ap.add_argument("--merge", type=Path, nargs="*", default=None, help="merge the shard files in these folders")
     ap.add_argument("--gpu", default="h100", help="GPU type key of the shards to merge")
     ap.add_argument("--ship", type=Path, default=None, help="merge: the shipped landscape folder")
@@ -426,6 +474,8 @@ def main(argv=None) -> int:
         return merge(args)
     if args.out is None:
         ap.error("--out is required to measure a shard")
+    if args.scaling_once and args.resume_tree is None:
+        ap.error("--scaling-once reads the scaling summaries under --resume-tree DIR: name it")
     if args.cpu:
         args.workers = min(args.workers, 2)
     return run_shard(args)

@@ -184,3 +184,60 @@ def test_each_ray_mode_gets_its_own_executor_options(mode, want, unlocked, monke
     cls = RayActorExecutor if mode == "actors" else RayExecutor
     params = inspect.signature(cls.__init__).parameters
     assert all(k in params for k in want if k != "ray_mode")
+
+
+def test_resume_tree_finds_every_shard_of_this_gpu_type(tmp_path):
+    """--resume-tree DIR resumes from the shard files under DIR/<gpu>/ at any depth, plain or
+    gzipped, and from no other GPU type's."""
+    import argparse
+    import gzip
+    import shutil
+
+    tree = tmp_path / "shards"
+    for i in (0, 1):
+        assert bench.main(ARGS + ["--shard", f"{i}/2", "--out", str(tmp_path / f"s{i}")]) == 0
+    (tree / "cpu" / "call1").mkdir(parents=True)
+    (tree / "cpu" / "call2" / "deeper").mkdir(parents=True)
+    (tree / "h200").mkdir()
+    raw = (tmp_path / "s0" / "landscape-cpu-shard0of2.jsonl").read_bytes()
+    (tree / "cpu" / "call1" / "landscape-cpu-shard0of2.jsonl.gz").write_bytes(gzip.compress(raw))
+    shutil.copy(tmp_path / "s1" / "landscape-cpu-shard1of2.jsonl", tree / "cpu" / "call2" / "deeper")
+    (tree / "h200" / "landscape-h200-shard0of1.jsonl").write_text("not read: another GPU type\n")
+    assert bench.main(ARGS + ["--out", str(tmp_path / "again"), "--resume-tree", str(tree)]) == 0
+    s = json.loads((tmp_path / "again" / "landscape-summary-cpu-shard0of1.json").read_text())
+    assert s["candidates"] == 2 and s["already_done"] == 2 and s["measured"] == 0
+
+    args = argparse.Namespace(cpu=True, resume_tree=tree, resume=[], scaling=64, scaling_once=True)
+    bench.resume_from_tree(args)
+    assert len(args.resume) == 2 and args.scaling == 64         # no scaling summary yet
+    (tree / "cpu" / "call1" / "landscape-scaling-cpu-summary.json").write_text("{}")
+    bench.resume_from_tree(args)
+    assert args.scaling == 0                                     # measured once already
+
+
+def test_scaling_once_needs_the_tree(tmp_path):
+    with pytest.raises(SystemExit):
+        bench.main(ARGS + ["--out", str(tmp_path), "--scaling", "8", "--scaling-once"])
+
+
+def test_heldout_first_puts_the_heldout_landscapes_ahead(tmp_path):
+    protocol = bench.load_protocol(None)
+    named = ["L1/01_softmax", "L1/08_max_rows", "L1/02_relu", "L1/13_rms_norm_bf16"]
+    assert [protocol.is_heldout(p) for p in named] == [False, True, False, True]
+    assert bench.main(["--cpu", "--problems", ",".join(named), "--max-points", "1", "--heldout-first",
+                       "--out", str(tmp_path)]) == 0
+    s = json.loads((tmp_path / "landscape-summary-cpu-shard0of1.json").read_text())
+    assert s["problems"] == ["L1/08_max_rows", "L1/13_rms_norm_bf16", "L1/01_softmax", "L1/02_relu"]
+    rows = [json.loads(x)["problem_id"] for x in (tmp_path / "landscape-cpu-shard0of1.jsonl").read_text().splitlines()]
+    assert sorted(rows) == sorted(named)
+
+
+def test_the_gpu_type_comes_from_nvidia_smi(tmp_path, monkeypatch):
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3'\necho 'NVIDIA H100 80GB HBM3'\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    assert bench._machine_gpu_key(False) == "h100"
+    fake.write_text("#!/bin/sh\nexit 9\n")
+    with pytest.raises(SystemExit, match="nvidia-smi"):
+        bench._machine_gpu_key(False)
