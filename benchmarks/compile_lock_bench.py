@@ -44,14 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import landscape_bench as lb  # noqa: E402
 from _common import commit  # noqa: E402
 
-from workbench.landscape.structure import repeatability  # noqa: E402
+from workbench.landscape.structure import repeatability, ties  # noqa: E402
 from workbench.records import Measurement  # noqa: E402
 
 RUNS = (("default_1", False), ("unlocked", True), ("default_2", False))
-
-
-def _tie(a: float, b: float, tie_rel: float) -> bool:
-    return min(a, b) >= max(a, b) * (1 - tie_rel)
 
 
 def discordance(triples: list[tuple[Measurement, Measurement, Measurement]], tie_rel: float) -> dict[str, Any]:
@@ -59,8 +55,8 @@ def discordance(triples: list[tuple[Measurement, Measurement, Measurement]], tie
     one candidate each; only triples correct in all three count."""
     ok = [(a.speedup, u.speedup, b.speedup) for a, u, b in triples
           if a.ok and u.ok and b.ok and a.speedup and u.speedup and b.speedup]
-    unlocked_only = sum(_tie(a, b, tie_rel) and not _tie(a, u, tie_rel) for a, u, b in ok)
-    control_only = sum(_tie(a, u, tie_rel) and not _tie(a, b, tie_rel) for a, u, b in ok)
+    unlocked_only = sum(ties(a, b, tie_rel) and not ties(a, u, tie_rel) for a, u, b in ok)
+    control_only = sum(ties(a, u, tie_rel) and not ties(a, b, tie_rel) for a, u, b in ok)
     n, k = unlocked_only + control_only, min(unlocked_only, control_only)
     p = min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n) if n else 1.0
     return {"discordant_unlocked_only": unlocked_only, "discordant_control_only": control_only,

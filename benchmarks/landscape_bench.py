@@ -18,8 +18,8 @@ then the same N on all GPUs, each cluster cold (fresh build cache), before the r
 on all GPUs: `ray_scaling` = the all-GPU rate / the 1-GPU rate on that same batch. New work stops
 being waited for after --budget-s; what did not finish is measured by a later call with
 `--resume` (the earlier shard files). `--resume-tree DIR` resumes from every shard file of this
-machine's GPU type under DIR/<gpu>/ (at any depth, `.jsonl` or `.jsonl.gz`; the GPU type is read
-from the first visible GPU's name), and `--scaling N` with `--scaling-once` measures the scaling
+machine's GPU type under DIR/<gpu>/ (at any depth, `.jsonl` or `.jsonl.gz`; the GPU type is nvidia-smi's
+name of GPU 0), and `--scaling N` with `--scaling-once` measures the scaling
 only where no `landscape-scaling-<gpu>-summary.json` lies under DIR/<gpu>/ yet, so the same
 command continues a pass call after call once each call's files are copied there. `--ray-mode tasks` (the default, the mode the shipped
 shards were measured in): Ray tasks of `--chunk` candidates with `--workers` processes each;
@@ -203,18 +203,12 @@ def _machine_gpu_key(cpu: bool) -> str:
     this process does not initialise CUDA (it forks its renderers, and holds no context)."""
     if cpu:
         return "cpu"
-    import subprocess
+    from workbench.execution.hardware import smi_gpu_key
 
-    from workbench.execution.hardware import gpu_key
-
-    try:
-        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"], capture_output=True,
-                             text=True, timeout=30).stdout.strip().splitlines()
-    except (OSError, subprocess.TimeoutExpired):
-        out = []
-    if not out:
+    key = smi_gpu_key(0)
+    if key is None:
         raise SystemExit("--resume-tree needs nvidia-smi to name this machine's GPU type (whose shards to resume)")
-    return gpu_key(out[0])
+    return key
 
 
 def resume_from_tree(args) -> None:

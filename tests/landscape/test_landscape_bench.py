@@ -234,7 +234,7 @@ def test_heldout_first_puts_the_heldout_landscapes_ahead(tmp_path):
 
 def test_the_gpu_type_comes_from_nvidia_smi(tmp_path, monkeypatch):
     fake = tmp_path / "nvidia-smi"
-    fake.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3'\necho 'NVIDIA H100 80GB HBM3'\n")
+    fake.write_text("#!/bin/sh\necho 'NVIDIA H100 80GB HBM3'\n")
     fake.chmod(0o755)
     monkeypatch.setenv("PATH", str(tmp_path))
     assert bench._machine_gpu_key(False) == "h100"

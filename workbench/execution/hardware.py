@@ -32,8 +32,10 @@ def gpu_key(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", n).strip("-") or "gpu"
 
 
-def _nvidia_smi(index: int) -> dict[str, str]:
-    fields = ["driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem"]
+_SMI_FIELDS = ("driver_version", "clocks.sm", "clocks.mem", "clocks.max.sm", "clocks.max.mem")
+
+
+def _nvidia_smi(index: int, fields: tuple[str, ...] = _SMI_FIELDS) -> dict[str, str]:
     try:
         out = subprocess.run(["nvidia-smi", f"--id={index}", f"--query-gpu={','.join(fields)}",
                               "--format=csv,noheader,nounits"], capture_output=True, text=True,
@@ -42,6 +44,13 @@ def _nvidia_smi(index: int) -> dict[str, str]:
         return {}
     parts = [p.strip() for p in out.split(",")]
     return dict(zip(fields, parts)) if len(parts) == len(fields) else {}
+
+
+def smi_gpu_key(index: int = 0) -> str | None:
+    """gpu_key of CUDA device `index` as nvidia-smi names it, without initialising CUDA in this
+    process; None when nvidia-smi does not answer."""
+    name = _nvidia_smi(index, ("name",)).get("name")
+    return gpu_key(name) if name else None
 
 
 def _int(x: str | None) -> int:

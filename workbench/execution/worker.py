@@ -61,8 +61,8 @@ def _compile_stepping_out(*args: Any, **kwargs: Any) -> Any:
 
 
 def compile_outside_lock(gpu: GpuLock | None) -> None:
-    """Make this process's Triton compiles step out of `gpu`'s shared hold (None: stop doing
-    so), for compile and back in when it returns or raises.
+    """Make this process's Triton compiles step out of `gpu`'s shared hold and back in when they
+    return or raise (None: stop doing so).
 
     A @triton.jit kernel reads `triton.compiler.compile` when it first runs on a device, so the
     stand-in is installed on that name once for the life of the process (before any candidate is

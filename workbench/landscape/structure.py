@@ -76,6 +76,11 @@ def structure(measurements: Iterable[Measurement], n_points: int | None = None, 
             "budget": budget}
 
 
+def ties(a: float, b: float, tie_rel: float = TIE_REL) -> bool:
+    """Two speedups tie: the smaller >= the larger * (1 - tie_rel)."""
+    return min(a, b) >= max(a, b) * (1 - tie_rel)
+
+
 def repeatability(pairs: Iterable[tuple[Measurement, Measurement]], tie_rel: float = TIE_REL) -> dict[str, Any]:
     """The module docstring's repeatability metrics for (first, second) measurements of one candidate."""
     ps = list(pairs)
@@ -84,5 +89,5 @@ def repeatability(pairs: Iterable[tuple[Measurement, Measurement]], tie_rel: flo
     return {"pairs": len(ps), "same_status_share": sum(a.status == b.status for a, b in ps) / len(ps) if ps else None,
             "both_correct": len(ok), "abs_log_speedup_median": statistics.median(d) if d else None,
             "abs_log_speedup_p90": d[min(len(d) - 1, math.ceil(0.9 * len(d)) - 1)] if d else None,
-            "within_tie_share": sum(min(a, b) >= max(a, b) * (1 - tie_rel) for a, b in ok) / len(ok) if ok else None,
+            "within_tie_share": sum(ties(a, b, tie_rel) for a, b in ok) / len(ok) if ok else None,
             "tie_rel": tie_rel}
