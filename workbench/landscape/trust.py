@@ -139,3 +139,51 @@ def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecas
         return CalibrationPairs(np.zeros((0, 8)), np.zeros(0), np.zeros(0), [], groups)
     return CalibrationPairs(np.vstack(probs), np.asarray([p.parent_speedup for p in samples]),
                             np.asarray([p.child_speedup for p in samples]), samples, groups)
+
+
+def risk_by_share(confidence, losses, shares: Sequence[float]) -> dict[str, float | None]:
+    """The loss rate among the pairs a rule would trust if it trusted the top `share` of them by
+    `confidence` (highest first; equal confidences keep their input order), for each share in
+    (0, 1]: keys "top<share>". A share too small to hold one pair gives None. This is the
+    empirical risk-coverage curve, with no certificate: what a threshold at that coverage would
+    have cost on these pairs."""
+    c = np.asarray(confidence, dtype=float)
+    loss = np.asarray(losses, dtype=float)
+    if c.shape != loss.shape or c.ndim != 1:
+        raise ConfigError(f"confidence and losses need one value per pair, got shapes {c.shape} and {loss.shape}")
+    order = np.argsort(-c, kind="stable")
+    out: dict[str, float | None] = {}
+    for share in shares:
+        if not 0.0 < share <= 1.0:
+            raise ConfigError(f"a share is in (0, 1], got {share}")
+        n = int(math.floor(share * len(c) + 1e-9))
+        out[f"top{share:g}"] = float(loss[order[:n]].mean()) if n else None
+    return out
+
+
+def rank_auc(confidence, losses) -> float | None:
+    """P(a pair with loss 0 has higher confidence than a pair with loss 1), ties counted half
+    (the Mann-Whitney AUC): 0.5 for a confidence unrelated to the loss. None when either class
+    is empty."""
+    c = np.asarray(confidence, dtype=float)
+    loss = np.asarray(losses, dtype=float) > 0
+    good, bad = c[~loss], c[loss]
+    if not len(good) or not len(bad):
+        return None
+    ranks = _average_ranks(np.concatenate([good, bad]))
+    return float((ranks[:len(good)].sum() - len(good) * (len(good) + 1) / 2) / (len(good) * len(bad)))
+
+
+def _average_ranks(x: np.ndarray) -> np.ndarray:
+    """1-based ranks of `x`, ties given their average rank."""
+    order = np.argsort(x, kind="stable")
+    xs = x[order]
+    ranks = np.empty(len(x))
+    i = 0
+    while i < len(xs):
+        j = i
+        while j + 1 < len(xs) and xs[j + 1] == xs[i]:
+            j += 1
+        ranks[order[i:j + 1]] = (i + j) / 2 + 1
+        i = j + 1
+    return ranks
