@@ -69,7 +69,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import commit  # noqa: E402
+from _common import commit, write_results  # noqa: E402
 from search_bench import bench_spec, search_once  # noqa: E402
 from search_control import (CI_LEVEL, RandomScoreForecaster, bootstrap_mean_ci, censored_fraction,  # noqa: E402
                             control_name, protocol_factory, split_control, tie_floor)
@@ -366,12 +366,8 @@ def main(argv=None) -> int:
            "runs": runs}
     name = f"search-landscape-{args.gpu}.json"
     full = not synthetic and set(info["heldout_searched"]) == set(protocol.heldout) and args.seeds >= 5
-    paths = ([RESULTS_DIR / name] if full else []) + ([args.out / name] if args.out else [])
-    if not paths:
-        print("a partial or synthetic run is not a result: pass --out DIR to keep it", file=sys.stderr)
-    for p in paths:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(doc, indent=1, default=float) + "\n")
+    for p in write_results(RESULTS_DIR, name, json.dumps(doc, indent=1, default=float) + "\n", full, args.out,
+                           "a partial or synthetic run is not a result: pass --out DIR to keep it"):
         print(f"wrote {p}", file=sys.stderr)
     return 0
 

@@ -30,7 +30,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _common import commit  # noqa: E402
+from _common import commit, write_results  # noqa: E402
 from search_landscape import FORECASTERS, RESULTS_DIR, TrustSettings, training_records  # noqa: E402
 from search_control import protocol_factory  # noqa: E402
 from workbench.dataset.shipped import load_shipped  # noqa: E402
@@ -105,12 +105,8 @@ def main(argv=None) -> int:
                      "shares": list(SHARES), "risks": list(RISKS), "synthetic": synthetic,
                      "seconds": round(time.time() - t0, 1), **pairs.describe()}}
     name = f"trust-pairs-{args.gpu}.json"
-    paths = ([] if synthetic else [RESULTS_DIR / name]) + ([args.out / name] if args.out else [])
-    if not paths:
-        print("a synthetic run is not a result: pass --out DIR to keep it", file=sys.stderr)
-    for p in paths:
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_text(json.dumps(doc, indent=1, default=float) + "\n")
+    for p in write_results(RESULTS_DIR, name, json.dumps(doc, indent=1, default=float) + "\n", not synthetic,
+                           args.out, "a synthetic run is not a result: pass --out DIR to keep it"):
         print(f"wrote {p}", file=sys.stderr)
     return 0
 

@@ -104,24 +104,31 @@ def test_replay_is_exact_and_fits_on_training_problems_only(ship, monkeypatch):
     assert seen["problems"] == {TRAIN, TRAIN_B}  # the held-out problem's rows never reach the fit
 
 
-def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(ship, tmp_path, monkeypatch):
-    """With a forecaster that knows the landscape up to noise (a test double) the rule trusts
-    children; the observed risk is recomputed here from the stored measurements."""
+def oracle_as_learned(ship, forecasters: dict, monkeypatch) -> list[set[str]]:
+    """Register, as "learned" in `forecasters`, a test double that knows the shipped landscapes'
+    speedups up to noise (test_certified_skip.NoisyOracle, sigma 0.3). Returns the list that
+    each fit appends its records' problem ids to."""
     from workbench.dataset.shipped import load_shipped
 
     sys.path.insert(0, str(ROOT / "tests" / "landscape"))
     from test_certified_skip import NoisyOracle
 
-    recs = load_shipped(ship)
-    speed = {m.candidate_id: (m.speedup if m.ok else float("nan")) for m in recs.measurements}
-    fits = []
+    speed = {m.candidate_id: (m.speedup if m.ok else float("nan")) for m in load_shipped(ship).measurements}
+    fits: list[set[str]] = []
 
     def oracle(records, searched):
         fits.append({m.problem_id for m in records.measurements})
         return NoisyOracle(speed, sigma=0.3)
 
+    monkeypatch.setitem(forecasters, "learned", oracle)
+    return fits
+
+
+def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(ship, tmp_path, monkeypatch):
+    """With a forecaster that knows the landscape up to noise (a test double) the rule trusts
+    children; the observed risk is recomputed here from the stored measurements."""
     # the double stands in for the learned forecaster: a search spec names registered forecasters only
-    monkeypatch.setitem(bench.FORECASTERS, "learned", oracle)
+    fits = oracle_as_learned(ship, bench.FORECASTERS, monkeypatch)
     out = tmp_path / "out"
     assert bench.main(["--landscapes", str(ship), "--gpu", "h100", "--budgets", "16", "--seeds", "3",
                        "--forecaster", "learned", "--methods", "measure_all,screen_topk,certified_skip",

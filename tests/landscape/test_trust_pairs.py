@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 
 from test_certified_skip import gaussian_bins
-from test_search_landscape import HELD, ship  # noqa: F401 (the synthetic landscapes fixture)
+from test_search_landscape import HELD, oracle_as_learned, ship  # noqa: F401 (ship: the synthetic landscapes fixture)
 from workbench.errors import ConfigError
 from workbench.landscape.trust import rank_auc, risk_by_share
 
@@ -70,17 +70,7 @@ def test_summarise_separates_an_informative_forecast_from_its_random_control():
 
 
 def test_bench_reads_training_landscapes_only_and_writes_only_under_out(ship, tmp_path, monkeypatch):  # noqa: F811
-    from test_certified_skip import NoisyOracle
-    from workbench.dataset.shipped import load_shipped
-
-    speed = {m.candidate_id: (m.speedup if m.ok else float("nan")) for m in load_shipped(ship).measurements}
-    fits = []
-
-    def oracle(records, searched):
-        fits.append({m.problem_id for m in records.measurements})
-        return NoisyOracle(speed, sigma=0.3)
-
-    monkeypatch.setitem(bench.FORECASTERS, "learned", oracle)
+    fits = oracle_as_learned(ship, bench.FORECASTERS, monkeypatch)
     out = tmp_path / "out"
     assert bench.main(["--landscapes", str(ship), "--gpu", "h100", "--forecaster", "learned",
                        "--folds", "2", "--parents", "8", "--out", str(out)]) == 0

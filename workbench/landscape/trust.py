@@ -25,6 +25,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 
+from workbench.calibration.metrics import rankdata
 from workbench.dataset.sources import RecordSet
 from workbench.errors import ConfigError
 from workbench.landscape.core import Landscape
@@ -170,20 +171,6 @@ def rank_auc(confidence, losses) -> float | None:
     good, bad = c[~loss], c[loss]
     if not len(good) or not len(bad):
         return None
-    ranks = _average_ranks(np.concatenate([good, bad]))
+    ranks = rankdata(np.concatenate([good, bad]))
     return float((ranks[:len(good)].sum() - len(good) * (len(good) + 1) / 2) / (len(good) * len(bad)))
 
-
-def _average_ranks(x: np.ndarray) -> np.ndarray:
-    """1-based ranks of `x`, ties given their average rank."""
-    order = np.argsort(x, kind="stable")
-    xs = x[order]
-    ranks = np.empty(len(x))
-    i = 0
-    while i < len(xs):
-        j = i
-        while j + 1 < len(xs) and xs[j + 1] == xs[i]:
-            j += 1
-        ranks[order[i:j + 1]] = (i + j) / 2 + 1
-        i = j + 1
-    return ranks
