@@ -250,6 +250,11 @@ def run_shard(args) -> int:
     tmp_path = args.out / f"landscape-partial-shard{i}of{n}.jsonl"
     if args.scaling and args.local:
         raise SystemExit("--scaling measures Ray's scaling: it needs the Ray executor (drop --local)")
+    if args.scaling and not args.cpu and gpus < 2:
+        # 1 GPU against 1 is no scaling, and its summary would stop --scaling-once measuring it
+        # on a later call of several GPUs.
+        log(f"{gpus} GPU visible: no Ray scaling measured (it needs at least 2)")
+        args.scaling = 0
     if args.scaling and todo and not args.cpu:
         batch = todo[: args.scaling]
         chunk = args.scaling_chunk or args.chunk   # both clusters: the same chunks

@@ -90,7 +90,7 @@ def test_pilot_counts_the_shard_rows(tmp_path, monkeypatch):
     src = ROOT / "kernels_cache" / "landscapes" / "shards" / "h100"
     d = tmp_path / "shards"
     d.mkdir()
-    for p in src.iterdir():
+    for p in src.glob("*.json*"):   # the pilot's own files; later calls lie in subfolders
         (d / p.name).write_text(p.read_text())
     rows = (d / "landscape-h100-shard0of120.jsonl").read_text().splitlines()
     bad = json.loads(rows[0]) | {"candidate_id": "x" * 16, "status": "incorrect"}
@@ -241,3 +241,25 @@ def test_the_gpu_type_comes_from_nvidia_smi(tmp_path, monkeypatch):
     fake.write_text("#!/bin/sh\nexit 9\n")
     with pytest.raises(SystemExit, match="nvidia-smi"):
         bench._machine_gpu_key(False)
+
+
+def test_one_gpu_measures_no_scaling(tmp_path, monkeypatch):
+    """On a machine of one GPU, --scaling is dropped: every candidate goes to one batch on that
+    GPU and no scaling summary is written (which would stop --scaling-once on a later call of
+    several GPUs)."""
+    calls = []
+
+    def fake_batch(cands, args, gpus, deadline, path, chunk=None, keep_open=False):
+        calls.append((len(cands), gpus))
+        return {"measured": 0, "of": len(cands), "elapsed_s": 0.0, "startup_s": 0.0, "per_min": None,
+                "cut_by_budget": False, "hardware": {"key": "h100"}, "ids": []}
+
+    monkeypatch.setattr(bench, "_visible_gpus", lambda: 1)
+    monkeypatch.setattr(bench, "measure_batch", fake_batch)
+    out = tmp_path / "out"
+    assert bench.main(["--problems", "L1/08_max_rows", "--max-points", "3", "--scaling", "2",
+                       "--out", str(out)]) == 0
+    assert calls == [(3, 1)]
+    assert not list(out.glob("landscape-scaling-*"))
+    s = json.loads((out / "landscape-summary-h100-shard0of1.json").read_text())
+    assert s["scaling"] is None and s["gpus"] == 1
