@@ -2,16 +2,15 @@
 results file is written."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 from pathlib import Path
 
 import pytest
 
+from bench_scripts import load_bench
+
 _PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "_common.py"
-spec = importlib.util.spec_from_file_location("bench_common", _PATH)
-common = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(common)
+common = load_bench("bench_common", _PATH)
 
 
 def _git(root: Path, *args: str) -> str:

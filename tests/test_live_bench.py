@@ -4,7 +4,6 @@ interpreter measures every kernel)."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import threading
 import time
@@ -13,14 +12,13 @@ from pathlib import Path
 
 import pytest
 
+from bench_scripts import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("live_bench", ROOT / "benchmarks" / "live_bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    return bench
+    return load_bench("live_bench")
 
 
 class _Stand_in:

@@ -2,17 +2,16 @@
 nothing else, and the generator reads results files whose `metrics` change shape."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 
+from bench_scripts import load_bench
+
 ROOT = Path(__file__).resolve().parents[1]
 _PATH = ROOT / "benchmarks" / "results_page.py"
-spec = importlib.util.spec_from_file_location("results_page", _PATH)
-page = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(page)
+page = load_bench("results_page", _PATH)
 
 
 def test_committed_page_regenerates_identically():

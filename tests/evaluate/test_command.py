@@ -1,7 +1,6 @@
 """`workbench evaluate` and benchmarks/forecast_bench.py on SYNTHETIC shipped-layout data."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -11,6 +10,7 @@ import pytest
 from workbench.cli import main
 from workbench.dataset import write_shipped
 from workbench.evaluate.synthetic import make_synthetic
+from bench_scripts import load_bench
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "forecast_bench.py"
 
@@ -73,10 +73,7 @@ def test_cli_missing_database(tmp_path, capsys):
 
 
 def _bench():
-    spec = importlib.util.spec_from_file_location("forecast_bench", BENCH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("forecast_bench", BENCH)
 
 
 def test_benchmark_writes_json(shipped, tmp_path):

@@ -1,9 +1,7 @@
 """benchmarks/forecast_variants.py on a small synthetic feature file (the real run is its committed result)."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -11,13 +9,9 @@ import pytest
 
 from workbench import bins
 from workbench.forecast.features import FEATURE_NAMES
+from bench_scripts import load_bench
 
-_BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(_BENCH))
-spec = importlib.util.spec_from_file_location("forecast_variants", _BENCH / "forecast_variants.py")
-fv = importlib.util.module_from_spec(spec)
-sys.modules["forecast_variants"] = fv
-spec.loader.exec_module(fv)
+fv = load_bench("forecast_variants")
 
 REF = FEATURE_NAMES.index("ref_log10_us")
 #: Problem-grouped folds per run: the benchmark's 5 fit the same code path with more models.

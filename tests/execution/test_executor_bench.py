@@ -1,25 +1,20 @@
 """benchmarks/executor_bench.py: its metric definitions, and a CPU smoke run of its stages."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from workbench.records import Measurement, Status
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("executor_bench", ROOT / "benchmarks" / "executor_bench.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("executor_bench")
 
 
 def _m(cid, ms, speedup, status=Status.OK):

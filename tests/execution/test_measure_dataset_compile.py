@@ -2,20 +2,18 @@
 (`--compile-warm-workers`), with a stand-in for the per-problem compile process."""
 from __future__ import annotations
 
-import importlib.util
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench_scripts import load_bench
+
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "device" / "measure_dataset.py"
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("measure_dataset", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+    return load_bench("measure_dataset", SCRIPT)
 
 
 @dataclass(frozen=True)

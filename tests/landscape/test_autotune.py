@@ -2,9 +2,7 @@
 interpreter smoke (CPU)."""
 from __future__ import annotations
 
-import importlib.util
 import math
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -19,6 +17,7 @@ from workbench.landscape.autotune import (AutotuneMapError, ConfigPointMap, Fore
                                           matmul_tiled_map)
 from workbench.problems import get_problem
 from workbench.records import Forecast, Hardware, ParseStatus
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 PID = "L1/14_matmul_square_fp32"
@@ -132,10 +131,7 @@ def test_tritons_pruner_keeps_the_forecasters_top_k():
 
 def test_bench_interpreter_smoke_respects_top_k(monkeypatch, tmp_path):
     monkeypatch.setenv("TRITON_INTERPRET", "1")
-    spec = importlib.util.spec_from_file_location("autotune_bench", ROOT / "benchmarks" / "autotune_bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    sys.modules["autotune_bench"] = bench
-    spec.loader.exec_module(bench)
+    bench = load_bench("autotune_bench")
     row = bench.run_problem(PID, ByKey(_score), HW, 4, 2, 0, tmp_path, cpu=True)
     assert row["configs"] == 4 and row["full"]["benchmarked"] == 4
     assert row["pruned"]["benchmarked"] == 2 and row["random"]["benchmarked"] == 2

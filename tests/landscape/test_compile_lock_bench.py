@@ -1,18 +1,15 @@
 """benchmarks/compile_lock_bench.py in its --cpu smoke mode: three runs of one batch, compared."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
+from bench_scripts import load_bench
+
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("compile_lock_bench", ROOT / "benchmarks" / "compile_lock_bench.py")
-bench = importlib.util.module_from_spec(spec)
-sys.modules["compile_lock_bench"] = bench
-spec.loader.exec_module(bench)
+bench = load_bench("compile_lock_bench")
 
 
 def test_three_runs_of_one_batch_in_order_and_their_agreement(tmp_path, monkeypatch):

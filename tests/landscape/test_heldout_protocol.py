@@ -2,9 +2,7 @@
 scripts refusing to fit on held-out problems."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,16 +12,9 @@ from workbench.evaluate.synthetic import make_synthetic
 from workbench.families import family_ids
 from workbench.landscape.protocol import (HeldOutLeakError, guard_forecaster, ProtocolError, inner_cv_choose,
                                           load_protocol)
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def _load_bench(name: str):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_committed_protocol_spans_levels_and_kinds():
@@ -115,7 +106,7 @@ def synthetic_shipped(tmp_path_factory):
 
 
 def test_forecast_bench_protocol_mode_scores_held_out_only(synthetic_shipped, tmp_path):
-    bench = _load_bench("forecast_bench")
+    bench = load_bench("forecast_bench")
     proto = _protocol_file(tmp_path, [f"L9/syn_{i:03d}" for i in range(8, 12)], [f"L9/syn_{i:03d}" for i in range(8)])
     out = tmp_path / "forecast-heldout-h100.json"
     assert bench.main(["--data", str(synthetic_shipped), "--protocol", str(proto), "--max-iter", "20",
@@ -127,7 +118,7 @@ def test_forecast_bench_protocol_mode_scores_held_out_only(synthetic_shipped, tm
 
 def test_forecast_bench_refuses_a_leaking_fit(synthetic_shipped, tmp_path, monkeypatch):
     """If the evaluation fitted on every row (a bug that leaks), the script fails instead of scoring."""
-    bench = _load_bench("forecast_bench")
+    bench = load_bench("forecast_bench")
     import workbench.evaluate.controls as controls
 
     real = controls.evaluate
@@ -143,7 +134,7 @@ def test_forecast_bench_refuses_a_leaking_fit(synthetic_shipped, tmp_path, monke
 
 
 def test_search_control_protocol_factory_hides_held_out_rows():
-    control = _load_bench("search_control")
+    control = load_bench("search_control")
     data = make_synthetic(n_problems=10, per_problem=4, gpus=("h100",), seed=2)
     p = load_protocol()
     p = p.__class__(("L9/syn_009",), tuple(pr.id for pr in data.problems[:9]), p.tie_rel, p.path, p.sha256)

@@ -1,20 +1,16 @@
 """benchmarks/landscape_bench.py in its --cpu smoke mode: two shards, then the merge."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from workbench.landscape import read_landscapes
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("landscape_bench", ROOT / "benchmarks" / "landscape_bench.py")
-bench = importlib.util.module_from_spec(spec)
-sys.modules["landscape_bench"] = bench
-spec.loader.exec_module(bench)
+bench = load_bench("landscape_bench")
 
 ARGS = ["--cpu", "--problems", "L1/08_max_rows", "--max-points", "2"]
 

@@ -1,7 +1,6 @@
 """benchmarks/search_landscape.py on SYNTHETIC landscapes (never written to benchmarks/results)."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import random
 import sys
@@ -13,13 +12,10 @@ from workbench.families import get_family
 from workbench.landscape import enumerate_landscape, write_landscapes
 from workbench.problems import get_problem
 from workbench.records import Measurement, Status
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-spec = importlib.util.spec_from_file_location("search_landscape", ROOT / "benchmarks" / "search_landscape.py")
-bench = importlib.util.module_from_spec(spec)
-sys.modules["search_landscape"] = bench
-spec.loader.exec_module(bench)
+bench = load_bench("search_landscape")
 
 HELD, TRAIN, TRAIN_B = "L1/08_max_rows", "L1/07_sum_rows", "L1/01_softmax"
 

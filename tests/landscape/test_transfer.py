@@ -2,9 +2,7 @@
 (never written to benchmarks/results)."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,13 +13,10 @@ from workbench.landscape.structure import median_first_hit
 from workbench.landscape.transfer import TransferError, transfer
 from workbench.problems import get_problem
 from workbench.records import Measurement, Status
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-spec = importlib.util.spec_from_file_location("landscape_transfer", ROOT / "benchmarks" / "landscape_transfer.py")
-bench = importlib.util.module_from_spec(spec)
-sys.modules["landscape_transfer"] = bench
-spec.loader.exec_module(bench)
+bench = load_bench("landscape_transfer")
 
 
 def test_the_source_order_and_the_random_control():

@@ -2,9 +2,7 @@
 (on synthetic pairs and SYNTHETIC landscapes; nothing is written to benchmarks/results)."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,12 +13,10 @@ from test_certified_skip import gaussian_bins
 from test_search_landscape import HELD, oracle_as_learned, ship  # noqa: F401 (ship: the synthetic landscapes fixture)
 from workbench.errors import ConfigError
 from workbench.landscape.trust import rank_auc, risk_by_share
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "benchmarks"))
-spec = importlib.util.spec_from_file_location("trust_pairs_bench", ROOT / "benchmarks" / "trust_pairs_bench.py")
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_bench("trust_pairs_bench")
 
 
 def test_risk_by_share_is_the_loss_rate_of_the_most_confident_pairs():

@@ -8,6 +8,7 @@ import pytest
 
 from workbench.errors import ConfigError
 from workbench.rl import carry
+from bench_scripts import load_bench
 
 
 def _file(tmp_path, size):
@@ -60,13 +61,10 @@ def test_cli_split_and_join(tmp_path, capsys):
 
 
 def test_the_benchmark_finds_the_joined_gguf(tmp_path):
-    import importlib.util
     from pathlib import Path
 
     path = Path(__file__).resolve().parents[2] / "benchmarks" / "rl_warmstart.py"
-    spec = importlib.util.spec_from_file_location("rl_warmstart", path)
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("rl_warmstart", path)
     (tmp_path / "manifest.json").write_text("{}")
     with pytest.raises(ConfigError, match="0 GGUF files"):
         bench.model_location(str(tmp_path), None)

@@ -5,7 +5,6 @@ over the results JSON, never a measurement. Nothing is written to benchmarks/res
 """
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -13,14 +12,14 @@ from types import SimpleNamespace
 
 import pytest
 
+from bench_scripts import load_bench
+
 pytest.importorskip("datasets", reason="datasets is not installed (the `dev` extra)")
 
 from workbench.errors import ConfigError  # noqa: E402
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "rl_experiment.py"
-spec = importlib.util.spec_from_file_location("rl_experiment", _PATH)
-bench = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(bench)
+bench = load_bench("rl_experiment", _PATH)
 
 KEYS = list(bench.METRICS) + ["parse_rate"]
 

@@ -1,18 +1,11 @@
 """benchmarks/search_ablation.py: its scoring and its guards (the real run is its committed result)."""
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-_BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-sys.path.insert(0, str(_BENCH))
-spec = importlib.util.spec_from_file_location("search_ablation", _BENCH / "search_ablation.py")
-ablation = importlib.util.module_from_spec(spec)
-sys.modules["search_ablation"] = ablation
-spec.loader.exec_module(ablation)
+from bench_scripts import load_bench
+
+ablation = load_bench("search_ablation")
 
 
 def _run(method, seed, best, trusted=0, curve=None):

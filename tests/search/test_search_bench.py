@@ -1,22 +1,18 @@
 """benchmarks/search_bench.py on synthetic pools (never written to benchmarks/results)."""
 from __future__ import annotations
 
-import importlib.util
 import copy
 import json
-import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import ConfidencePolicy, NoisyOracleForecaster, synthetic_pool
 from workbench.dataset.sources import RecordSet
+from bench_scripts import load_bench
 
 _PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "search_bench.py"
-spec = importlib.util.spec_from_file_location("search_bench", _PATH)
-bench = importlib.util.module_from_spec(spec)
-sys.modules["search_bench"] = bench  # so worker processes (--jobs) find its functions by name
-spec.loader.exec_module(bench)
+bench = load_bench("search_bench", _PATH)
 
 
 def _records(n_problems=3):

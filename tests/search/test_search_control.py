@@ -4,10 +4,8 @@ benchmarks/results)."""
 from __future__ import annotations
 
 import copy
-import importlib.util
 import json
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,13 +14,10 @@ from conftest import NoisyOracleForecaster, synthetic_pool
 from workbench.dataset.sources import RecordSet
 from workbench.errors import ConfigError
 from workbench.records import Hardware
+from bench_scripts import load_bench
 
-_BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 if "search_bench" not in sys.modules:
-    _spec = importlib.util.spec_from_file_location("search_bench", _BENCH / "search_bench.py")
-    _mod = importlib.util.module_from_spec(_spec)
-    sys.modules["search_bench"] = _mod
-    _spec.loader.exec_module(_mod)
+    load_bench("search_bench")
 bench = sys.modules["search_bench"]
 import search_control as ctl  # noqa: E402  (search_bench put benchmarks/ on sys.path)
 

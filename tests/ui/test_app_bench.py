@@ -1,17 +1,16 @@
 """benchmarks/app_bench.py on a small synthetic store: the JSON it writes has the agreed shape."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
+
+from bench_scripts import load_bench
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_app_bench_writes_latency_json(tmp_path):
-    spec = importlib.util.spec_from_file_location("app_bench", ROOT / "benchmarks" / "app_bench.py")
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
+    bench = load_bench("app_bench")
     out = tmp_path / "app.json"
     assert bench.main(["--candidates", "300", "--changes", "12", "--no-browser", "--no-search-start",
                        "--out", str(out)]) == 0
