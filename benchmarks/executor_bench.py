@@ -44,7 +44,7 @@ from workbench.execution.executors import ChunkedExecutor, LocalGPUExecutor  # n
 from workbench.execution.hardware import cpu_hardware  # noqa: E402
 from workbench.problems import get_problem  # noqa: E402
 from workbench.records import Status  # noqa: E402
-from workbench.zoo import problem_id_of, zoo_files  # noqa: E402
+from workbench.zoo import zoo_kernels  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import commit  # noqa: E402
@@ -82,11 +82,8 @@ def measure_all(ex, jobs):
 
 
 def zoo_jobs(cuda: bool, limit: int):
-    from workbench.records import Candidate
-
-    files = [f for f in zoo_files() if f.name.startswith("cuda_") == cuda][:limit]
-    return [(get_problem(problem_id_of(f)), Candidate.from_source(problem_id_of(f), f.read_text(),
-                                                                  origin=f"zoo:{f.stem}")) for f in files]
+    kernels = [k for k in zoo_kernels() if (k.backend == "cuda") == cuda][:limit]
+    return [(get_problem(k.problem_id), k.candidate()) for k in kernels]
 
 
 def per_run_cv(m) -> float | None:

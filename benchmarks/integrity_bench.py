@@ -111,12 +111,10 @@ def stage_probes(args) -> dict:
 
 def _batch(limit: int):
     from workbench.problems import get_problem
-    from workbench.records import Candidate
-    from workbench.zoo import problem_id_of, zoo_files
+    from workbench.zoo import zoo_kernels
 
-    files = [f for f in zoo_files() if not f.name.startswith("cuda_")][:limit]
-    return [(get_problem(problem_id_of(f)), Candidate.from_source(problem_id_of(f), f.read_text(),
-                                                                  origin=f"zoo:{f.stem}")) for f in files]
+    kernels = [k for k in zoo_kernels() if k.backend != "cuda"][:limit]
+    return [(get_problem(k.problem_id), k.candidate()) for k in kernels]
 
 
 def _per_min(args) -> dict:
@@ -164,14 +162,12 @@ def stage_throughput(args) -> dict:
 
 def stage_zoo(args) -> dict:
     from workbench.problems import get_problem
-    from workbench.records import Candidate
-    from workbench.zoo import problem_id_of, zoo_files
+    from workbench.zoo import zoo_kernels
 
-    files = [f for f in zoo_files() if args.only in str(f)]
+    kernels = [z for z in zoo_kernels() if args.only in z.name]
     k, n = (int(x) for x in args.shard.split("/"))
-    files = files[k::n]
-    jobs = [(f, get_problem(problem_id_of(f)), Candidate.from_source(problem_id_of(f), f.read_text(),
-                                                                     origin=f"zoo:{f.stem}")) for f in files]
+    kernels = kernels[k::n]
+    jobs = [(z.name, get_problem(z.problem_id), z.candidate()) for z in kernels]
     cache = Path(tempfile.mkdtemp(prefix="wb_zoo_cache_"))
     t0 = time.time()
     rows = {}
@@ -179,7 +175,7 @@ def stage_zoo(args) -> dict:
         futures = [(f, ex.submit(p, [c])[0]) for f, p, c in jobs]
         for i, (f, fut) in enumerate(futures):
             m = fut.result()
-            rows[str(f.relative_to(ROOT))] = {"status": m.status.value, "reason": m.reason[:300],
+            rows[f] = {"status": m.status.value, "reason": m.reason[:300],
                                               "speedup": m.speedup}
             if args.out is not None and i % 50 == 49:   # what is known so far, should the call be cut off
                 _write(args.out, f"partial-zoo-{args.shard.replace('/', 'of')}.json",
@@ -232,7 +228,7 @@ def main(argv=None) -> int:
     ap.add_argument("--before", type=Path, default=None, help="checkout of the previous executor (throughput)")
     ap.add_argument("--order", default="before,after,after,before")
     ap.add_argument("--shard", default="0/1")
-    ap.add_argument("--only", default="", help="zoo stage: only files whose path contains this")
+    ap.add_argument("--only", default="", help="zoo stage: only variants whose name (L3/10_moe_top1_bf16/<variant>) contains this")
     ap.add_argument("--gpu", type=int, default=0, help="CUDA device index (zoo shards may run side by side)")
     ap.add_argument("--merge", type=Path, nargs="*", default=None)
     ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU interpreter (never for results)")

@@ -11,15 +11,12 @@ from pathlib import Path
 from workbench.execution.executors import LocalGPUExecutor
 from workbench.problems import get_problem
 from workbench.records import Candidate
-
-ZOO = Path(__file__).resolve().parents[2] / "workbench" / "zoo"
+from workbench.zoo import zoo_kernels
 
 
 def main() -> int:
     p = get_problem(sys.argv[1] if len(sys.argv) > 1 else "softmax")
-    stem = p.id.split("/")[1]
-    level = p.id.split("/")[0][1:]
-    srcs = {f.stem: f.read_text() for f in sorted((ZOO / f"level{level}" / stem).glob("*.py"))}
+    srcs = {k.variant: k.source for k in zoo_kernels(p.id)}
     good = next(iter(srcs.values()))
     srcs["broken_syntax"] = good.replace("def forward", "def forward(")
     srcs["segfault"] = "import os, signal\nimport torch.nn as nn\nclass ModelNew(nn.Module):\n    def forward(self, x):\n        os.kill(os.getpid(), signal.SIGSEGV)\n"

@@ -13,10 +13,19 @@ import pytest
 from workbench import bins
 from workbench.cli import main
 from workbench.dataset import DEFAULT_SHIPPED_DIR, RecordSet, load_shipped, write_shipped
-from workbench.zoo import zoo_candidates
+from workbench.zoo import zoo_candidates, zoo_kernels
 
-ZOO = Path(__file__).resolve().parents[2] / "workbench" / "zoo" / "level1" / "01_softmax"
 PROBLEM = "L1/01_softmax"
+ZOO = Path()  # the problem's rendered zoo variants, one file each (set by _zoo_files)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _zoo_files(tmp_path_factory):
+    """The CLI reads a candidate from a file: write the problem's zoo variants to files."""
+    global ZOO
+    ZOO = tmp_path_factory.mktemp("zoo")
+    for k in zoo_kernels(PROBLEM):
+        (ZOO / f"{k.variant}.py").write_text(k.source)
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pytest
 
@@ -25,8 +24,7 @@ from workbench.forecast.prompts import PromptSet, available, truncate_source
 from workbench.llm import ChatClient
 from workbench.problems import get_problem
 from workbench.records import Candidate, Forecast, Hardware, ParseStatus
-
-ZOO = Path(__file__).resolve().parents[2] / "workbench" / "zoo" / "level1"
+from workbench.zoo import zoo_kernel
 
 H100 = Hardware(key="h100", name="NVIDIA H100 80GB HBM3", compute_capability="9.0",
                 sm_count=132, memory_mib=81559, l2_cache_mib=50.0, sm_clock_mhz=1980,
@@ -37,17 +35,17 @@ GOOD_ARGS = json.dumps({"probabilities": {"1": 0, "2": 0, "3": 0.1, "4": 0.2, "5
                         "predicted_bin": 5, "reasoning": "One pass over memory."})
 
 
-def _zoo(problem_id: str, rel: str) -> Candidate:
-    return Candidate.from_source(problem_id, (ZOO / rel).read_text(), origin=f"zoo:{rel}")
+def _zoo(problem_id: str, variant: str) -> Candidate:
+    return zoo_kernel(problem_id, variant).candidate()
 
 
 @pytest.fixture(scope="module")
 def items() -> list[tuple]:
     softmax = get_problem("L1/01_softmax")
     relu = get_problem("L1/02_relu")
-    return [(softmax, _zoo(softmax.id, "01_softmax/one_pass_row.py")),
-            (relu, _zoo(relu.id, "02_relu/flat_b1024_w4.py")),
-            (relu, _zoo(relu.id, "02_relu/slow_b32_w1.py"))]
+    return [(softmax, _zoo(softmax.id, "one_pass_row")),
+            (relu, _zoo(relu.id, "flat_b1024_w4")),
+            (relu, _zoo(relu.id, "slow_b32_w1"))]
 
 
 def _check(f: Forecast, forecaster: str, problem_id: str, cand: Candidate) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import math
-from pathlib import Path
 
 import pytest
 
@@ -21,8 +20,8 @@ pytest.importorskip("gguf", reason="gguf is not installed (the `llm` extra)")
 
 from workbench.forecast.local import LocalTransformersForecaster  # noqa: E402
 from workbench.problems import get_problem  # noqa: E402
+from workbench.zoo import zoo_kernel, zoo_kernels  # noqa: E402
 
-ZOO = Path(__file__).resolve().parents[2] / "workbench" / "zoo" / "level1"
 H100 = Hardware(key="h100", name="NVIDIA H100 80GB HBM3", compute_capability="9.0",
                 sm_count=132, memory_mib=81559, max_threads_per_sm=2048)
 
@@ -37,7 +36,7 @@ def local(smollm2_path) -> LocalTransformersForecaster:
 def test_one_forecast_end_to_end(local):
     assert local.name == "local:SmolLM2-135M-Instruct.Q4_1"
     problem = get_problem("L1/02_relu")
-    cand = Candidate.from_source(problem.id, (ZOO / "02_relu" / "flat_b1024_w4.py").read_text())
+    cand = Candidate.from_source(problem.id, zoo_kernel(problem.id, "flat_b1024_w4").source)
     f = local.forecast(problem, cand, H100)
     assert (f.forecaster, f.candidate_id, f.problem_id, f.hardware_key) == (
         local.name, cand.id, problem.id, "h100")
@@ -109,8 +108,7 @@ def _tiny_prompt():
 
 def _items(n: int = 5):
     problem = get_problem("L1/02_relu")
-    files = sorted((ZOO / "02_relu").glob("*.py"))[:n]
-    return [(problem, Candidate.from_source(problem.id, f.read_text())) for f in files]
+    return [(problem, Candidate.from_source(problem.id, k.source)) for k in zoo_kernels(problem.id)[:n]]
 
 
 def _tiny(local, name: str, **kw) -> LocalTransformersForecaster:

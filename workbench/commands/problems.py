@@ -1,4 +1,4 @@
-"""`workbench problems list|show|import`."""
+"""`workbench problems list|show|zoo|import`."""
 from __future__ import annotations
 
 import sys
@@ -25,6 +25,14 @@ def register(sub) -> None:
                     "(level1/19_ReLU.py) or name (01_softmax or softmax); or give --problem-file")
     add_problem_file_option(sh)
     sh.set_defaults(handler=_show)
+
+    zo = ps.add_parser("zoo", help="list a problem's zoo variants, or print one variant's source",
+                       description="The zoo's hand-written kernels of a problem: each variant with its "
+                       "template and values, or, given VARIANT, its rendered source (a candidate file "
+                       "for `workbench measure` or `workbench forecast`).")
+    zo.add_argument("problem", help="id (L1/01_softmax) or name (softmax)")
+    zo.add_argument("variant", nargs="?", help="print this variant's source")
+    zo.set_defaults(handler=_zoo)
 
     im = ps.add_parser("import", help="import a KernelBench-layout directory into the database",
                        description="Loads every levelN/*.py under PATH; a bad file is reported "
@@ -67,6 +75,25 @@ def _show(args) -> int:
            "file to override"}.get(cpu.cpu_sizes_source, "full size")
     print(f"CPU sizes: {describe(cpu.cpu_sizes)} ({how})")
     print(f"\n{p.description}\n\n{p.source}")
+    return 0
+
+
+def _zoo(args) -> int:
+    from workbench.zoo import zoo_kernel, zoo_kernels
+
+    p = problem_from_args(args, args.problem)
+    if args.variant:
+        sys.stdout.write(zoo_kernel(p.id, args.variant).source)
+        return 0
+    ks = zoo_kernels(p.id)
+    if not ks:
+        print(f"the zoo has no kernel of {p.id}")
+        return 0
+    rows = [{"variant": k.variant, "backend": k.backend, "template": k.template or "-",
+             "values": ", ".join(f"{n}={v}" for n, v in k.params.items() if isinstance(v, int)) or "-"}
+            for k in ks]
+    print(table(rows, ["variant", "backend", "template", "values"]))
+    print(f"\n{len(ks)} variants of {p.id}; `workbench problems zoo {p.id} VARIANT` prints one")
     return 0
 
 
