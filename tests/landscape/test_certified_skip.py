@@ -239,3 +239,51 @@ def test_sample_pairs_is_deterministic_and_folds_need_problems(lands):
     assert all(math.isfinite(p.parent_speedup) for p in sample_pairs(land, ms, 10, 3))
     with pytest.raises(ConfigError):
         problem_folds(["a", "b"], 3)
+
+
+# ------------------------------------------------------------------ judged against the search's best
+def test_best_reference_pairs_keep_the_draw_and_raise_the_reference(lands):
+    land, ms = lands[TRAIN_A]
+    speed = {m.candidate_id: (m.speedup if m.ok else float("nan")) for m in ms}
+    parent_pairs = sample_pairs(land, ms, 8, 4, seed=2)
+    best_pairs = sample_pairs(land, ms, 8, 4, seed=2, reference="best")
+    assert best_pairs == sample_pairs(land, ms, 8, 4, seed=2, reference="best")  # deterministic
+    # the same parents and children: only what each child is judged against differs
+    assert [(p.parent_id, p.child_id) for p in best_pairs] == [(p.parent_id, p.child_id) for p in parent_pairs]
+    assert all(p.reference_speedup == p.parent_speedup for p in parent_pairs)
+    assert all(p.reference_speedup >= p.parent_speedup for p in best_pairs)
+    assert any(p.reference_speedup > p.parent_speedup for p in best_pairs)
+    good = sorted(s for s in speed.values() if math.isfinite(s))
+    assert all(p.reference_speedup in good for p in best_pairs)  # a measured point's speedup
+    with pytest.raises(ConfigError, match="reference is one of parent, best"):
+        sample_pairs(land, ms, 8, 4, reference="median")
+
+
+def test_best_reference_calibration_and_certificate_carry_the_reference(lands):
+    speed = {m.candidate_id: (m.speedup if m.ok else float("nan")) for _, ms in lands.values() for m in ms}
+    hw = CacheExecutor([m for _, ms in lands.values() for m in ms], "h100").hardware
+    pairs = calibration_pairs({pid: land for pid, (land, _) in lands.items()}, _records(lands),
+                              lambda rs: NoisyOracle(speed), hw, load_protocol(), parents=6, children=5, folds=3,
+                              reference="best")
+    assert pairs.reference == "best" and pairs.describe()["reference"] == "best"
+    assert np.all(pairs.reference_speedups >= pairs.parent_speedups)
+    cert = certify_skip(pairs.probabilities, pairs.reference_speedups, pairs.child_speedups, 0.2, 0.2,
+                        reference="best")
+    assert cert.reference == "best" and cert.to_dict()["reference"] == "best"
+    with pytest.raises(ConfigError, match="parent or best"):
+        SkipCertificate(0.9, 0.1, 0.1, 0.0, 10, 0.5, 0.05, reference="median")
+
+
+def test_a_best_reference_certificate_judges_children_against_the_search_best():
+    kids = _children(8)
+    fcs = {c.id: _fc(c, mu) for c, mu in zip(kids, [0.0, 0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75])}  # log2 1x .. 3.4x
+    ctx = MethodContext(parent_speedup=1.0, budget_left=64, best_speedup=4.0)
+    by_parent = SkipCertificate(0.9, 0.1, 0.1, 0.0, 100, 0.5, 0.05)
+    by_best = SkipCertificate(0.9, 0.1, 0.1, 0.0, 100, 0.5, 0.05, reference="best")
+    trust_parent = set(CertifiedSkip(4, 4, certificate=by_parent).plan(kids, fcs, ctx).trust)
+    trust_best = set(CertifiedSkip(4, 4, certificate=by_best).plan(kids, fcs, ctx).trust)
+    conf_best = {c.id: float(beat_confidence(fcs[c.id].probabilities, 4.0)) for c in kids}
+    assert trust_best == {cid for cid, v in conf_best.items() if v >= 0.9} and len(trust_best) >= 6
+    assert len(trust_parent) < len(trust_best)  # against the 1x parent almost nothing is surely worse
+    # before any correct measurement there is no best: nothing is trusted
+    assert not CertifiedSkip(4, 4, certificate=by_best).plan(kids, fcs, MethodContext(1.0, 64)).trust

@@ -139,6 +139,26 @@ def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(shi
     assert all(r["gpu_measurements"] == 16 for r in runs)
 
 
+def test_certified_skip_best_judges_trusted_children_against_the_run_best(ship, tmp_path, monkeypatch):
+    """certified_skip_best: calibrated and checked against the search's best so far; its observed
+    risk is the share of trusted children that beat the run's best when trusted."""
+    oracle_as_learned(ship, bench.FORECASTERS, monkeypatch)
+    out = tmp_path / "out"
+    assert bench.main(["--landscapes", str(ship), "--gpu", "h100", "--budgets", "16", "--seeds", "3",
+                       "--forecaster", "learned", "--methods", "measure_all,screen_topk,certified_skip_best",
+                       "--trust-folds", "2", "--trust-risk", "0.2", "--trust-delta", "0.2", "--out", str(out)]) == 0
+    doc = json.loads((out / "search-landscape-h100.json").read_text())
+    assert doc["setup"]["certified_skip_best"]["reference"] == "best" and "certified_skip" not in doc["setup"]
+    assert doc["setup"]["post_hoc_methods"] == []  # only on h200 was it added after the results
+    skip = doc["metrics"]["certified_skip_best@16"]
+    runs = [r for r in doc["runs"] if r["method"] == "certified_skip_best"]
+    assert skip["trusted_share"] > 0 and skip["trusted_children"] == sum(r["trusted"] for r in runs)
+    assert all(r["trusted_beat_reference"] == r["trusted_beat_best"] for r in runs)
+    assert skip["trusted_risk_observed"] == skip["trusted_beat_best_share"] == \
+        sum(r["trusted_beat_best"] for r in runs) / skip["trusted_children"]
+    assert all(r["gpu_measurements"] == 16 for r in runs)
+
+
 def test_same_curve_share_compares_each_run_with_its_counterpart():
     """Hand-made runs: one of two curves matches screen_topk's; a run with no counterpart is left out."""
     def run(method, seed, curve, pid="p"):

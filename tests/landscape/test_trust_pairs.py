@@ -80,3 +80,15 @@ def test_bench_reads_training_landscapes_only_and_writes_only_under_out(ship, tm
         assert set(x["risk_by_share"]) == {f"top{s:g}" for s in bench.SHARES}
         assert x["risk_by_share"]["top1"] == pytest.approx(x["base_rate"])
     assert doc["metrics"]["0"]["auc"] > 0.7  # the double knows the speedups up to noise
+
+
+def test_bench_with_the_best_reference_writes_its_own_file(ship, tmp_path, monkeypatch):  # noqa: F811
+    oracle_as_learned(ship, bench.FORECASTERS, monkeypatch)
+    args = ["--landscapes", str(ship), "--gpu", "h100", "--forecaster", "learned", "--folds", "2", "--parents", "8"]
+    assert bench.main(args + ["--out", str(tmp_path / "p")]) == 0
+    assert bench.main(args + ["--reference", "best", "--out", str(tmp_path / "b")]) == 0
+    parent = json.loads((tmp_path / "p" / "trust-pairs-h100.json").read_text())
+    best = json.loads((tmp_path / "b" / "trust-pairs-best-h100.json").read_text())
+    assert (parent["setup"]["reference"], best["setup"]["reference"]) == ("parent", "best")
+    assert parent["setup"]["pairs"] == best["setup"]["pairs"]  # the same pairs, judged against more
+    assert best["metrics"]["0"]["base_rate"] < parent["metrics"]["0"]["base_rate"]

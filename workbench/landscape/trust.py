@@ -12,9 +12,16 @@ calibration sees the errors the forecaster makes on problems it was not fitted o
 searched held-out problems will. The protocol refuses held-out problems here
 (HeldOutLeakError) and the pair sets never hold one.
 
-What the pairs do not match: a search picks parents by PUCT (better points more often) and
-its children may come from trusted parents; the benchmark therefore reports the rate observed
-in the searches themselves next to the certified target.
+Each pair carries the speedup its child is judged against, its *reference*: with
+`reference="parent"` the parent's; with `reference="best"` the best speedup a search would hold
+when the parent's children are drawn, stood in for by the best of the parent and `k` other
+correct points of the landscape drawn uniformly, `k` itself drawn uniformly from
+`BEST_STATE_POINTS` (the states of a search with up to 64 measurements).
+
+What the pairs do not match: a search picks parents by PUCT (better points more often), holds a
+best drawn from its own path rather than from uniform points, and its children may come from
+trusted parents; the benchmark therefore reports the rate observed in the searches themselves
+next to the certified target.
 """
 from __future__ import annotations
 
@@ -32,35 +39,51 @@ from workbench.landscape.core import Landscape
 from workbench.landscape.protocol import Protocol
 from workbench.records import Measurement
 
+REFERENCES = ("parent", "best")
+#: "best" reference: how many other measured points (besides the parent) a search state holds.
+BEST_STATE_POINTS = (1, 63)
+
 
 @dataclass(frozen=True)
 class PairSample:
-    """One calibration pair's ids and measured speedups (child NaN: it failed)."""
+    """One calibration pair's ids and measured speedups (child NaN: it failed) and the speedup
+    the child is judged against (`reference_speedup`: the parent's, or a search state's best)."""
 
     problem_id: str
     parent_id: str
     child_id: str
     parent_speedup: float
     child_speedup: float
+    reference_speedup: float = math.nan
+
+    def __post_init__(self):
+        if math.isnan(self.reference_speedup):
+            object.__setattr__(self, "reference_speedup", self.parent_speedup)
 
 
 @dataclass
 class CalibrationPairs:
     """Forecast calibration pairs: `probabilities` (n, 8), `parent_speedups` (n,),
-    `child_speedups` (n,, NaN = failed), the pairs themselves and the problem folds used."""
+    `child_speedups` (n,, NaN = failed), `reference_speedups` (n,, what each child is judged
+    against, per `reference`), the pairs themselves and the problem folds used."""
 
     probabilities: np.ndarray
     parent_speedups: np.ndarray
     child_speedups: np.ndarray
     pairs: list[PairSample] = field(default_factory=list)
     folds: list[list[str]] = field(default_factory=list)
+    reference: str = "parent"
+
+    @property
+    def reference_speedups(self) -> np.ndarray:
+        return np.asarray([p.reference_speedup for p in self.pairs], dtype=float)
 
     def __len__(self) -> int:
         return len(self.pairs)
 
     def describe(self) -> dict[str, Any]:
         return {"pairs": len(self), "problems": sorted({p.problem_id for p in self.pairs}),
-                "folds": self.folds}
+                "folds": self.folds, "reference": self.reference}
 
 
 def _speedups(measurements: Sequence[Measurement]) -> dict[str, float]:
@@ -69,19 +92,28 @@ def _speedups(measurements: Sequence[Measurement]) -> dict[str, float]:
 
 
 def sample_pairs(landscape: Landscape, measurements: Sequence[Measurement], parents: int, children: int,
-                 seed: int = 0) -> list[PairSample]:
+                 seed: int = 0, reference: str = "parent") -> list[PairSample]:
     """Up to `parents` correct points of one landscape and up to `children` measured
-    neighbours of each (see the module doc), in a deterministic order."""
+    neighbours of each, with each pair's reference speedup (see the module doc), in a
+    deterministic order. The parents and children drawn do not depend on `reference`."""
     if parents < 1 or children < 1:
         raise ConfigError(f"parents and children per parent must be >= 1, got {parents} and {children}")
+    if reference not in REFERENCES:
+        raise ConfigError(f"reference is one of {', '.join(REFERENCES)}, got {reference!r}")
     speed = _speedups(measurements)
     rng = random.Random(f"trust-pairs:{landscape.problem_id}:{seed}")
     good = [cid for cid in landscape.point_ids if math.isfinite(speed.get(cid, math.nan))]
+    state_rng = random.Random(f"trust-state:{landscape.problem_id}:{seed}")  # apart: same pairs either way
     out: list[PairSample] = []
     for pid in rng.sample(good, min(parents, len(good))):
         nb = list(dict.fromkeys(cid for cid, _ in landscape.neighbourhood(pid) if cid in speed))
+        ref = speed[pid]
+        if reference == "best":
+            others = [cid for cid in good if cid != pid]
+            k = min(state_rng.randint(*BEST_STATE_POINTS), len(others))
+            ref = max([ref] + [speed[cid] for cid in state_rng.sample(others, k)])
         for cid in rng.sample(nb, min(children, len(nb))):
-            out.append(PairSample(landscape.problem_id, pid, cid, speed[pid], speed[cid]))
+            out.append(PairSample(landscape.problem_id, pid, cid, speed[pid], speed[cid], ref))
     return out
 
 
@@ -96,7 +128,7 @@ def problem_folds(problem_ids: Sequence[str], folds: int, seed: int = 0) -> list
 
 def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecaster: Callable[[Any], Any],
                       hardware, protocol: Protocol, parents: int = 32, children: int = 16, folds: int = 3,
-                      seed: int = 0) -> CalibrationPairs:
+                      seed: int = 0, reference: str = "parent") -> CalibrationPairs:
     """Out-of-fold forecast calibration pairs over the training problems that have a landscape.
 
     `records` (problems, candidates, measurements of `hardware.key`; held-out rows are dropped
@@ -124,7 +156,7 @@ def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecas
         for pid in group:
             if pid not in problems:
                 raise ConfigError(f"no problem record for {pid} among the training records")
-            pairs = sample_pairs(landscapes[pid], by_problem[pid], parents, children, seed)
+            pairs = sample_pairs(landscapes[pid], by_problem[pid], parents, children, seed, reference)
             if not pairs:
                 continue
             # the problem's measured reference times, as a search knows them once it has measured
@@ -137,9 +169,9 @@ def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecas
                 probs.append(np.asarray(f.probabilities, dtype=float))
                 samples.append(p)
     if not samples:  # no measured neighbour anywhere, or the forecaster abstained on every child
-        return CalibrationPairs(np.zeros((0, 8)), np.zeros(0), np.zeros(0), [], groups)
+        return CalibrationPairs(np.zeros((0, 8)), np.zeros(0), np.zeros(0), [], groups, reference)
     return CalibrationPairs(np.vstack(probs), np.asarray([p.parent_speedup for p in samples]),
-                            np.asarray([p.child_speedup for p in samples]), samples, groups)
+                            np.asarray([p.child_speedup for p in samples]), samples, groups, reference)
 
 
 def risk_by_share(confidence, losses, shares: Sequence[float]) -> dict[str, float | None]:

@@ -426,12 +426,14 @@ def beat_losses(true_speedups, ref_speedups, margin: float = 0.0) -> np.ndarray:
 @dataclass(frozen=True)
 class SkipCertificate:
     """A certified skip threshold: trusting a child (not measuring it) when
-    `beat_confidence(forecast, parent speedup, margin) >= threshold` keeps the rate of trusted
-    children that would in fact have beaten their parent <= `target_risk`, with probability
+    `beat_confidence(forecast, reference speedup, margin) >= threshold` keeps the rate of trusted
+    children that would in fact have beaten the reference <= `target_risk`, with probability
     >= 1 - `delta` over the calibration draw, for children exchangeable with the calibration
-    pairs (same forecaster, GPU and kind of problems). `threshold` is +inf when nothing could
-    be certified. `coverage` and `risk` are the trusted share and the beat rate on the
-    calibration pairs at the threshold; `n_calibration` their number."""
+    pairs (same forecaster, GPU and kind of problems). `reference` says what a child is judged
+    against: "parent" (its parent's speedup) or "best" (the best speedup of the search so far);
+    the pairs it was certified on must have been drawn with the same. `threshold` is +inf when
+    nothing could be certified. `coverage` and `risk` are the trusted share and the beat rate on
+    the calibration pairs at the threshold; `n_calibration` their number."""
 
     threshold: float
     target_risk: float
@@ -440,20 +442,27 @@ class SkipCertificate:
     n_calibration: int
     coverage: float
     risk: float
+    reference: str = "parent"
+
+    def __post_init__(self):
+        if self.reference not in ("parent", "best"):
+            raise ConfigError(f"a skip certificate's reference is parent or best, got {self.reference!r}")
 
     def to_dict(self) -> dict[str, Any]:
         return {"threshold": self.threshold if np.isfinite(self.threshold) else None,
                 "target_risk": self.target_risk, "delta": self.delta, "margin": self.margin,
-                "n_calibration": self.n_calibration, "coverage": self.coverage, "risk": self.risk}
+                "n_calibration": self.n_calibration, "coverage": self.coverage, "risk": self.risk,
+                "reference": self.reference}
 
 
 def certify_skip(probabilities, ref_speedups, true_speedups, target_risk: float = 0.1, delta: float = 0.1,
-                 margin: float = 0.0, **controller_kw: Any) -> SkipCertificate:
-    """Certify a skip threshold on calibration pairs: (n, 8) forecasts of children, their parents'
-    (n,) measured speedups and the children's (n,) measured speedups (NaN/None: failed), with
-    `workbench.calibration.conformal.ConformalRiskController` (loss: the child beat its parent).
-    The pairs must come from problems the searched ones are exchangeable with and that the
-    forecaster was not fitted on (out-of-fold forecasts)."""
+                 margin: float = 0.0, reference: str = "parent", **controller_kw: Any) -> SkipCertificate:
+    """Certify a skip threshold on calibration pairs: (n, 8) forecasts of children, their (n,)
+    reference speedups (the parents', or a search state's best: `reference` names which) and the
+    children's (n,) measured speedups (NaN/None: failed), with
+    `workbench.calibration.conformal.ConformalRiskController` (loss: the child beat its
+    reference). The pairs must come from problems the searched ones are exchangeable with and
+    that the forecaster was not fitted on (out-of-fold forecasts)."""
     from workbench.calibration.conformal import ConformalRiskController
 
     p = np.asarray(probabilities, dtype=float)
@@ -466,15 +475,17 @@ def certify_skip(probabilities, ref_speedups, true_speedups, target_risk: float 
     ctl.calibrate_arrays(beat_confidence(p, ref, margin), beat_losses(true_speedups, ref, margin))
     t = float(ctl.threshold_)
     return SkipCertificate(t if t <= 1.0 else float("inf"), target_risk, delta, margin, len(p),
-                           float(ctl.coverage_), float(ctl.risk_))
+                           float(ctl.coverage_), float(ctl.risk_), reference)
 
 
 class CertifiedSkip(Method):
-    """Skip the children certified not to beat their parent; measure the top k of the rest.
+    """Skip the children certified not to beat their reference; measure the top k of the rest.
 
     A child is *trusted* (archived as trusted, never measured by this method) when its forecast
-    is not an abstention and `beat_confidence(forecast, parent speedup, certificate.margin)`
-    reaches `certificate.threshold` (a `SkipCertificate` from `certify_skip` on pairs the
+    is not an abstention and `beat_confidence(forecast, reference, certificate.margin)` reaches
+    `certificate.threshold`, the reference being the parent's speedup, or the best speedup of the
+    search so far when `certificate.reference` is "best" (a `SkipCertificate` from
+    `certify_skip` on pairs the
     searched problem is exchangeable with; the method does no calibration of its own, so what
     it is calibrated on is decided by whoever builds the certificate). The other children are
     ranked by expected log2 speedup (generation order on ties) and the top k measured, or, with
@@ -499,21 +510,22 @@ class CertifiedSkip(Method):
         return {**super().describe(), "backfill": self.backfill, "min_measure": self.min_measure,
                 "certificate": self.certificate.to_dict() if self.certificate is not None else None}
 
-    def trusted(self, children, forecasts, parent_speedup: float | None) -> set[str]:
-        """Ids of the children certified not to beat `parent_speedup`."""
+    def trusted(self, children, forecasts, reference_speedup: float | None) -> set[str]:
+        """Ids of the children certified not to beat `reference_speedup`."""
         cert = self.certificate
-        if cert is None or not np.isfinite(cert.threshold) or not parent_speedup or parent_speedup <= 0:
+        if cert is None or not np.isfinite(cert.threshold) or not reference_speedup or reference_speedup <= 0:
             return set()
         usable = [c for c in children if (f := forecasts.get(c.id)) is not None and not f.abstained]
         if not usable:
             return set()
-        conf = beat_confidence([forecasts[c.id].probabilities for c in usable], parent_speedup, cert.margin)
+        conf = beat_confidence([forecasts[c.id].probabilities for c in usable], reference_speedup, cert.margin)
         return {c.id for c, v in zip(usable, conf) if v >= cert.threshold}
 
     def plan(self, children, forecasts, ctx) -> Plan:
         scores = {c.id: _expected(forecasts.get(c.id)) for c in children}
         ranked = sorted(children, key=lambda c: -scores[c.id])  # stable: ties keep generation order
-        skip = self.trusted(children, forecasts, ctx.parent_speedup)
+        best = self.certificate is not None and self.certificate.reference == "best"
+        skip = self.trusted(children, forecasts, ctx.best_speedup if best else ctx.parent_speedup)
         return _plan_around_trust(ranked, skip, scores, self.k, self.backfill, self.min_measure)
 
 
