@@ -279,7 +279,7 @@ def _skip_block(rs: list[dict[str, Any]], runs: list[dict[str, Any]], budget: in
     top = {(r["problem_id"], r["seed"]): r["best_speedup"] for r in runs
            if r["method"] == "screen_topk" and r["budget"] == budget}
     vs = [r["best_speedup"] / top[(r["problem_id"], r["seed"])] for r in rs if top.get((r["problem_id"], r["seed"]))]
-    beat = sum(r.get("trusted_beat_reference", r["trusted_beat_parent"]) for r in rs)
+    beat = sum(r["trusted_beat_reference"] for r in rs)
     return {"trusted_risk_observed": beat / trusted if trusted else None,
             "trusted_risk_target": target_risk, "trusted_children": trusted,
             "trusted_beat_best_share": sum(r["trusted_beat_best"] for r in rs) / trusted if trusted else None,
