@@ -32,9 +32,11 @@ from workbench.errors import ProblemFileError
 from workbench.problems.counts import DERIVED, derive_counts
 from workbench.problems.loaded import LoadedProblem, exec_module, free_sizes
 
-#: Targets for the reduced run (bytes traced, FLOPs traced) and the smallest size reduced.
-MAX_BYTES = 8 * 2**20
-MAX_FLOPS = 2e8
+#: Targets for the reduced run (bytes traced, FLOPs traced) and the smallest size reduced. The
+#: Triton interpreter runs about 1e7 FLOPs of a tiled matmul, or 1e5 elements of an elementwise
+#: kernel, per second on one core; a check makes a dozen calls and the timing a dozen more.
+MAX_BYTES = 2 * 2**20
+MAX_FLOPS = 1e7
 MIN_SIZE = 8
 #: Most reduced configurations traced for one file.
 MAX_TRIALS = 96

@@ -51,9 +51,9 @@ from typing import Any, Callable, Iterator
 from workbench.errors import WorkbenchError
 
 #: Most ATen ops one traced forward may issue before the trace is refused (`TraceError`).
-MAX_OPS = 50_000
+MAX_OPS = 20_000
 #: Most seconds one trace may take (checked between ops) before it is refused.
-MAX_SECONDS = 60.0
+MAX_SECONDS = 30.0
 
 
 class TraceError(WorkbenchError):
