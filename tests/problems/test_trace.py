@@ -3,6 +3,7 @@ device at full size, fast, and recurrent layers stood in for by work of the same
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -203,3 +204,21 @@ def test_untraceable_references_are_refused_fast_with_the_reason():
     assert time.monotonic() - t0 < 30
     broken = _source("def forward(self, x):\n        return undefined_name(x)", [(4,)])
     assert "undefined_name" in derive_counts(load_source(broken, name="b")).error
+
+
+CORPORA = sorted((Path(__file__).parent / "kb_corpus").glob("level*/*.py")) + \
+    sorted((Path(__file__).parent / "corpus").glob("level*/*.py"))
+
+
+@pytest.mark.parametrize("path", CORPORA, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.stem}")
+def test_every_corpus_file_has_an_fx_graph_at_full_size(path):
+    """The lowering's view of each corpus file: its fx graph at full size on the meta device, the
+    output's shapes those of the reference run there."""
+    loaded = load_source(path.read_text(), name=path.stem)
+    run = trace.run(loaded)
+    gm = trace.graph(loaded)
+    out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    want = [tuple(t.shape) for t in torch.utils._pytree.tree_flatten(run.output)[0] if isinstance(t, torch.Tensor)]
+    got_meta = torch.fx.node.map_arg(out, lambda n: n.meta.get("val"))
+    got = [tuple(t.shape) for t in torch.utils._pytree.tree_flatten(got_meta)[0] if isinstance(t, torch.Tensor)]
+    assert got == want and want

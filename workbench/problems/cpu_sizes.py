@@ -6,8 +6,8 @@ FLOPs. `auto_cpu_sizes(source)` picks smaller values for the file's sizes and re
 `CPU_SIZES` dict:
 
 - what is reduced: the file's *free* sizes (`loaded.free_sizes`): module-level names set by an
-  integer literal (`batch_size = 16`, `N = 2048 * 2`, any case) and each element of a
-  tuple / list of integers (`input_shape = (4096,)`, `kernel_size = (3, 7)`), above `MIN_SIZE`.
+  integer literal (`batch_size = 16`, `N = 2048 * 2`, any case) and each integer of a
+  tuple / list literal (`input_shape = (4096,)`, `config = [64, "M", 128]`), above `MIN_SIZE`.
   Sizes the file computes from them (`dim2 = dim1 * 2`, `normalized_shape = (features, dim1,
   dim2)`) follow, since overrides are applied where the file assigns them (`loaded.exec_module`);
 - how: the largest remaining value is halved and the change kept when the reference still
@@ -80,7 +80,7 @@ def _set(sizes: dict[str, Any], slot: Slot, value: int) -> None:
     else:
         v = list(sizes[name])
         v[i] = value
-        sizes[name] = tuple(v)
+        sizes[name] = type(sizes[name])(v)
 
 
 def auto_cpu_sizes(source: str, name: str = "problem") -> dict[str, Any]:
@@ -91,8 +91,9 @@ def auto_cpu_sizes(source: str, name: str = "problem") -> dict[str, Any]:
     cost = _cost(source, name, {})
     if cost is None:
         return {}
-    slots: list[Slot] = [(k, -1) if isinstance(v, int) else (k, i)
-                         for k, v in base.items() for i in ([-1] if isinstance(v, int) else range(len(v)))]
+    slots: list[Slot] = [(k, i) for k, v in base.items()
+                         for i in ([-1] if isinstance(v, int) else
+                                   [j for j, e in enumerate(v) if isinstance(e, int) and not isinstance(e, bool)])]
     frozen: set[Slot] = set()
     for _ in range(MAX_TRIALS):
         nbytes, flops = cost
