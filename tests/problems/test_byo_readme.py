@@ -48,3 +48,21 @@ def test_the_readme_bring_your_own_commands_work_as_written(tmp_path):
         (state,) = db.execute("SELECT state FROM searches").fetchone()
         rows = db.execute("SELECT precision, tolerance FROM measurements").fetchall()
     assert state == "finished" and rows and set(rows) == {("native", "project")}
+
+
+def test_a_learned_forecaster_for_a_cpu_search_has_gpu_rows_to_fit_on(tmp_path):
+    """`--forecaster learned --gpu cpu` on a fresh database: no CPU rows exist (CPU times are not
+    GPU data), so the fit takes the shipped H100 rows, the searched problem left out, and says so."""
+    from workbench import compose
+    from workbench.problems.registry import load_problem_file
+    from workbench.store import Store
+
+    (tmp_path / "scaled_gelu.py").write_text(_docs_file())
+    problem = load_problem_file(tmp_path / "scaled_gelu.py")
+    said = []
+    with Store(tmp_path / "db.sqlite") as store:
+        problems, candidates, ms, key = compose._gpu_rows_for_cpu(store, problem, said.append)
+    assert key == compose.CPU_STAND_IN_GPU and len(ms) > 100
+    assert {m.hardware_key for m in ms} == {key} and problem.id not in {m.problem_id for m in ms}
+    assert {m.candidate_id for m in ms} <= {c.id for c in candidates}
+    assert "not GPU data" in said[0] and "shipped" in said[0]

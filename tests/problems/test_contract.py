@@ -154,3 +154,22 @@ def test_problems_show_prints_the_contract(tmp_path, capsys):
     assert main(["problems", "show", "--problem-file", str(f)]) == 0
     line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("contract:"))
     assert "native" in line and "project" in line
+
+
+def test_replay_answers_only_under_the_runs_contract():
+    from workbench.compose import make_executor
+    from workbench.execution.executors import CacheExecutor
+    from workbench.records import Measurement, Status
+
+    problem = _problem()
+    cand = _candidate(0.0)
+    native = Measurement(candidate_id=cand.id, problem_id=problem.id, hardware_key="h100", status=Status.OK,
+                         reference_ms=2.0, candidate_ms=1.0, speedup=2.0)
+    fp16 = native.replace(precision="fp16", tolerance="kernelbench", speedup=3.0)
+    assert CacheExecutor([native, fp16], "h100").measure(problem, [cand])[0].speedup == 2.0
+    assert CacheExecutor([native, fp16], "h100", Contract("fp16")).measure(problem, [cand])[0].speedup == 3.0
+    with pytest.raises(ConfigError, match="under the contract"):
+        CacheExecutor([native], "h100", Contract("bf16"))
+    # A live executor gets the contract in its job options.
+    with make_executor("cpu", contract=Contract("bf16", "legacy", trials=4)) as ex:
+        assert (ex._options.precision, ex._options.tolerance, ex._options.seeds) == ("bf16", "legacy", (0, 1, 2, 3))
