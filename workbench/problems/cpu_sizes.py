@@ -10,7 +10,8 @@ FLOPs. `auto_cpu_sizes(source)` picks smaller values for the file's sizes and re
   tuple / list literal (`input_shape = (4096,)`, `config = [64, "M", 128]`), above `MIN_SIZE`.
   Sizes the file computes from them (`dim2 = dim1 * 2`, `normalized_shape = (features, dim1,
   dim2)`) follow, since overrides are applied where the file assigns them (`loaded.exec_module`);
-- how: the largest remaining value is halved and the change kept when the reference still
+- how: the largest remaining value is halved (quartered while the footprint is over 16 times
+  the targets) and the change kept when the reference still
   traces on the meta device (`counts.derive_counts`, `trace.run`); when halving it alone breaks
   the reference (a residual that needs `in_features == out_features`), every free value equal
   to it is halved together (tied sizes); when that breaks it too, the value is left as it is.
@@ -105,10 +106,12 @@ def auto_cpu_sizes(source: str, name: str = "problem") -> dict[str, Any]:
         slot = max(movable, key=lambda s: _get(current, s))
         value = _get(current, slot)
         tied = [s for s in movable if _get(current, s) == value]
+        # Far from the targets a size is quartered (fewer traces); near them, halved.
+        step = 4 if nbytes > 16 * MAX_BYTES or flops > 16 * MAX_FLOPS else 2
         for group in ([slot], tied) if len(tied) > 1 else ([slot],):
             trial = dict(current)
             for s in group:
-                _set(trial, s, max(MIN_SIZE, value // 2))
+                _set(trial, s, max(MIN_SIZE, value // step))
             new = _cost(source, name, {k: v for k, v in trial.items() if v != base[k]})
             if new is not None:
                 current, cost = trial, new
