@@ -65,7 +65,7 @@ def test_the_benchmarks_idioms_trace_at_full_size(name):
     gm = trace.graph(loaded)
     out_node = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     assert tuple(out_node.meta["tensor_meta"].shape) == out_shape
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 60  # seconds at most (cold imports included), never minutes
     assert derive_counts(loaded).source == "derived"
     # No annotation survives into generated code.
     assert "torch.Tensor" not in gm.code
@@ -156,7 +156,8 @@ def get_inputs():
 
     t0 = time.monotonic()
     run = trace.run(loaded, on_op=record)
-    assert time.monotonic() - t0 < 5, "a recurrent reference must not take minutes to trace"
+    assert time.monotonic() - t0 < 30, "a recurrent reference must not take minutes to trace"
+    assert run.ops < 1000  # step by step, the meta device would see tens of thousands of ops
     gm = trace.graph(loaded)
     assert "self.rnn(x)" in gm.code
     # The same module at a small sequence length, run for real on the CPU: same output shapes,
