@@ -206,3 +206,55 @@ def rank_auc(confidence, losses) -> float | None:
     ranks = rankdata(np.concatenate([good, bad]))
     return float((ranks[:len(good)].sum() - len(good) * (len(good) + 1) / 2) / (len(good) * len(bad)))
 
+
+
+def search_state_pairs(events, speedups: Mapping[str, float], problem_id: str, seed: int = 0
+                       ) -> list[tuple[np.ndarray, PairSample]]:
+    """Calibration pairs from a replayed search's own states: for every child a method planned
+    (each `forecast` event of an expansion step, step 0's seeds left out), the forecast the
+    method saw, with the search's state when it planned: the parent's measured speedup and the
+    best measured speedup of the search so far (`PairSample.reference_speedup`: the "best"
+    reference). The child's speedup is its recorded one from the landscape, `speedups` (NaN or
+    absent: failed), whether or not the search measured it. A child planned twice (a generator
+    that revisits) gives two pairs, one per state. Pairs whose search had no correct measurement
+    yet, or whose parent was not measured correct, are left out (no reference to judge against).
+
+    `events` are the search's typed events (`workbench.search.events.decode_all`), in order;
+    in a stepped search (in_flight = 1, not pipelined) every forecast of a step precedes that
+    step's measurements, so the running best when a forecast is read is what the method saw."""
+    from workbench.search import events as ev
+
+    out: list[tuple[np.ndarray, PairSample]] = []
+    best, measured, parent = -math.inf, {}, None
+    for e in events:
+        if isinstance(e, ev.Selected):
+            parent = e.parent_id if not e.deferred else None
+        elif isinstance(e, ev.Measured):
+            m = e.measurement
+            if m.ok and m.speedup:
+                measured[m.candidate_id] = float(m.speedup)
+                best = max(best, float(m.speedup))
+        elif isinstance(e, ev.Forecasted) and parent is not None and e.step and not e.forecast.abstained:
+            p_speed = measured.get(parent)
+            if p_speed is None or not math.isfinite(best):
+                continue
+            cid = e.forecast.candidate_id
+            child = speedups.get(cid, math.nan)
+            child = float(child) if child is not None and math.isfinite(child) and child > 0 else math.nan
+            out.append((np.asarray(e.forecast.probabilities, dtype=float),
+                        PairSample(problem_id, parent, cid, p_speed, child, best)))
+    return out
+
+
+def pairs_from_states(states: Sequence[tuple[np.ndarray, PairSample]], reference: str,
+                      folds: list[list[str]] | None = None) -> CalibrationPairs:
+    """`CalibrationPairs` of search-state pairs, each judged against `reference` ("best": the
+    search's best when it planned, "parent": the parent's speedup)."""
+    if reference not in REFERENCES:
+        raise ConfigError(f"reference is one of {', '.join(REFERENCES)}, got {reference!r}")
+    samples = [s if reference == "best" else PairSample(s.problem_id, s.parent_id, s.child_id, s.parent_speedup,
+                                                        s.child_speedup) for _, s in states]
+    if not samples:
+        return CalibrationPairs(np.zeros((0, 8)), np.zeros(0), np.zeros(0), [], folds or [], reference)
+    return CalibrationPairs(np.vstack([p for p, _ in states]), np.asarray([s.parent_speedup for s in samples]),
+                            np.asarray([s.child_speedup for s in samples]), samples, folds or [], reference)
