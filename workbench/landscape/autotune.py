@@ -166,14 +166,13 @@ class FamilyLauncher:
     reference model's weights (`reference`, by name), on `inputs` already on the device.
 
     `arg_names` and `fn` are what `triton.runtime.autotuner.Autotuner` reads from the function it
-    wraps. Launch settings Triton adds to a call (num_warps, num_stages, ...) are ignored: the
+    wraps. Launch settings Triton adds to a call (num_warps, num_stages, ...) are not used: the
     rendered point carries its own. `first_call_s` holds, per point key, the wall time of the
     point's first call in this launcher (import, compile or cache load, one run, synchronised).
+    Keyword arguments that name no family parameter (launch settings, grid, warmup) are ignored.
 
     The sources run here are the project's own family renderings; a model-written candidate must
     go through the sandboxed executor instead, never through this class."""
-
-    IGNORED = ("num_warps", "num_stages", "num_ctas", "maxnreg", "grid", "warmup")
 
     def __init__(self, family: Family, workdir, arg_names: Iterable[str], init_inputs=(), reference=None,
                  device: str = "cuda"):
@@ -212,7 +211,8 @@ class FamilyLauncher:
 
         import torch
 
-        point = self.map.point({k: v for k, v in values.items() if k not in self.IGNORED})
+        names = self.family.param_names
+        point = self.map.point({k: v for k, v in values.items() if k in names})
         key = self.family.key(point)
         first = key not in self.first_call_s
         t0 = time.perf_counter()

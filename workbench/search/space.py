@@ -139,17 +139,45 @@ class Space:
         return out
 
     def reachable(self, start: Iterable[str], kinds: Sequence[str] = MOVE_KINDS) -> set[str]:
-        """Every candidate reachable from `start` by moves of `kinds` (breadth first)."""
-        seen = set(c for c in start if c in self.candidates)
-        todo = list(seen)
+        """Every candidate reachable from `start` by moves of `kinds` (breadth first over point
+        indices, vectorised; edges followed from points and from edge children alike)."""
+        ids = [c.id for c, _ in self.points]
+        seen_pts = np.zeros(len(ids), dtype=bool)
+        seen: set[str] = set()
+        todo: list[str] = []
+
+        def add(cid: str) -> None:
+            if cid in self.candidates and cid not in seen:
+                seen.add(cid)
+                todo.append(cid)
+                i = self._index.get(cid)
+                if i is not None:
+                    seen_pts[i] = True
+
+        for c in start:
+            add(c)
+        algos = self._codes[:, self._algo_col] if self._algo_col is not None else None
         while todo:
             cid = todo.pop()
-            mv = self.moves(cid)
-            for k in kinds:
-                for nxt in mv[k]:
-                    if nxt not in seen:
-                        seen.add(nxt)
-                        todo.append(nxt)
+            if "edge" in kinds:
+                for nxt in self.edges.get(cid, []):
+                    add(nxt)
+            d = self.distances(cid)
+            if d is None:
+                continue
+            mask = np.zeros(len(ids), dtype=bool)
+            if "local" in kinds:
+                mask |= (d >= 1) & (d <= 2)
+            if "far" in kinds:
+                mask |= (d >= 3) & (d <= 4)
+            if "switch" in kinds and algos is not None:
+                i = self._index[cid]
+                for a in np.unique(algos):
+                    if a != algos[i]:
+                        other = algos == a
+                        mask |= other & (d == d[other].min())
+            for j in np.flatnonzero(mask & ~seen_pts):
+                add(ids[j])
         return seen
 
 
