@@ -101,6 +101,7 @@ from workbench.dataset.shipped import load_shipped  # noqa: E402
 from workbench.dataset.sources import RecordSet  # noqa: E402
 from workbench.execution.executors import CacheExecutor  # noqa: E402
 from workbench.landscape import LandscapeGenerator, load_protocol, read_landscapes  # noqa: E402
+from workbench.landscape.protocol import cv_folds  # noqa: E402
 from workbench.landscape.orders import random_order, ranked_order  # noqa: E402
 from workbench.landscape.trust import calibration_pairs  # noqa: E402
 from workbench.landscape.truth import curve_of_order, median_ci, paired, ratio_ci, truth_block  # noqa: E402
@@ -195,14 +196,16 @@ class TrustSettings:
 
 
 def skip_certificate(lands, records: RecordSet, gpu: str, protocol, forecaster: str,
-                     trust: TrustSettings, reference: str = "parent") -> tuple[SkipCertificate, dict[str, Any]]:
+                     trust: TrustSettings, reference: str = "parent", groups=None
+                     ) -> tuple[SkipCertificate, dict[str, Any]]:
     """The certified skip threshold from out-of-fold calibration pairs of the training landscapes,
-    each child judged against `reference` ("parent" or "best": workbench/landscape/trust.py)."""
+    each child judged against `reference` ("parent" or "best": workbench/landscape/trust.py);
+    `groups`: the problem folds (default: trust.folds folds of trust.problem_folds)."""
     make = protocol_factory(FORECASTERS[forecaster], protocol)
     hardware = CacheExecutor([m for m in records.measurements if m.hardware_key == gpu], gpu).hardware
     train = {pid: land for pid, land in lands.items() if not protocol.is_heldout(pid)}
     pairs = calibration_pairs(train, records, lambda rs: make(rs, ""), hardware, protocol, trust.parents,
-                              trust.children, trust.folds, reference=reference)
+                              trust.children, trust.folds, reference=reference, groups=groups)
     if not len(pairs):  # the forecaster abstained on every calibration child: nothing is certified
         cert = SkipCertificate(float("inf"), trust.risk, trust.delta, trust.margin, 0, 0.0, 0.0, reference)
     else:
@@ -257,18 +260,21 @@ class SpaceSettings:
     budget: int = space.CV_BUDGET
 
 
+def _whole_training(lands, rs, gpu: str, protocol) -> list[str]:
+    """The training problems whose landscape is measured whole on `gpu` (the space search's CV
+    problems)."""
+    n = collections.Counter(x.problem_id for x in rs.measurements if x.hardware_key == gpu)
+    return sorted(pid for pid, land in lands.items() if not protocol.is_heldout(pid) and n[pid] >= len(land.points))
+
+
 def _space_setup(lands, rs, records, gpu: str, protocol, forecaster: str, k: int, m: int,
                  trust: TrustSettings, cv: SpaceSettings, want_skip: bool) -> tuple[float, Any, dict[str, Any]]:
     """The space search's restart share (inner CV on the training landscapes) and, when
     `want_skip`, space_skip's certificate from the chosen variant's search states."""
     make = protocol_factory(FORECASTERS[forecaster], protocol)
-    cases = {}
-    for pid, land in lands.items():
-        if protocol.is_heldout(pid):
-            continue
-        ms = [x for x in rs.measurements if x.problem_id == pid and x.hardware_key == gpu]
-        if len(ms) == len(land.points):  # whole training landscapes only
-            cases[pid] = space.SpaceCase.of(get_problem(pid), land, ms)
+    cases = {pid: space.SpaceCase.of(get_problem(pid), lands[pid], [x for x in rs.measurements if
+                                                                    x.problem_id == pid and x.hardware_key == gpu])
+             for pid in _whole_training(lands, rs, gpu, protocol)}
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="search_space_cv_") as tmp:
         n = iter(range(10**9))
@@ -334,13 +340,18 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
                                                              for pid, land in lands.items()
                                                              if not protocol.is_heldout(pid)}}
     certs = {}
+    spaced = bool({SPACE, SPACE_CONTROL, SPACE_SKIP} & set(methods))
+    # With the space search, the skip calibration folds are its inner-CV folds: one fit per fold serves both.
+    groups = cv_folds(_whole_training(lands, rs, gpu, protocol), (cv or SpaceSettings()).folds, space.CV_SEED) \
+        if spaced else None
     for name, reference in SKIP_METHODS.items():
         if name in methods:
             t0 = time.time()
-            certs[name], info[name] = skip_certificate(lands, records, gpu, protocol, forecaster, trust, reference)
+            certs[name], info[name] = skip_certificate(lands, records, gpu, protocol, forecaster, trust, reference,
+                                                       groups)
             info[name]["seconds"] = round(time.time() - t0, 1)
     share, space_cert = None, None
-    if {SPACE, SPACE_CONTROL, SPACE_SKIP} & set(methods):
+    if spaced:
         share, space_cert, info[SPACE] = _space_setup(lands, rs, records, gpu, protocol, forecaster, k, m, trust,
                                                       cv or SpaceSettings(), SPACE_SKIP in methods)
     runs: list[dict[str, Any]] = []

@@ -77,6 +77,8 @@ def test_replay_scores_every_method_and_budget(ship, tmp_path):
     space = doc["setup"]["space_search"]
     assert space["choice"]["chosen"] in space["variants"] and HELD not in space["cv_problems"]
     assert HELD not in sum(space["choice"]["folds"], [])
+    # certified_skip's calibration folds are the space search's CV folds: one fit per fold serves both
+    assert sorted(map(sorted, doc["setup"]["certified_skip"]["folds"])) == sorted(space["choice"]["folds"])
     assert space["space_skip"]["reference"] == "best" and HELD not in space["space_skip"]["problems"]
     fit = doc["setup"]["forecaster_fit"]
     assert fit["protocol_sha256"] == doc["setup"]["protocol"]["sha256"] and HELD not in fit["training_problems"]

@@ -128,14 +128,17 @@ def problem_folds(problem_ids: Sequence[str], folds: int, seed: int = 0) -> list
 
 def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecaster: Callable[[Any], Any],
                       hardware, protocol: Protocol, parents: int = 32, children: int = 16, folds: int = 3,
-                      seed: int = 0, reference: str = "parent") -> CalibrationPairs:
+                      seed: int = 0, reference: str = "parent",
+                      groups: Sequence[Sequence[str]] | None = None) -> CalibrationPairs:
     """Out-of-fold forecast calibration pairs over the training problems that have a landscape.
 
     `records` (problems, candidates, measurements of `hardware.key`; held-out rows are dropped
     here) supply the measured speedups and each fold's fit; `make_forecaster(records)` returns a
     forecaster fitted on `records` (or one with nothing to fit). Forecasts are taken relative
     to the reference, as a search takes them. Abstentions are left out (the rule never trusts
-    one); with no pair left the result is empty (nothing can be certified)."""
+    one); with no pair left the result is empty (nothing can be certified). `groups` gives the
+    problem folds instead of `problem_folds(.., folds, seed)` (each training problem in one;
+    a script that fits per fold for other uses too passes its own, so the fits are shared)."""
     train_ids = sorted(pid for pid in landscapes if not protocol.is_heldout(pid))  # held-out ones left alone
     rs = protocol.training_only(records)
     ms = [m for m in rs.measurements if m.hardware_key == hardware.key]
@@ -143,7 +146,12 @@ def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecas
     for m in ms:
         by_problem.setdefault(m.problem_id, []).append(m)
     train_ids = [pid for pid in train_ids if by_problem.get(pid)]
-    groups = problem_folds(train_ids, folds, seed)
+    if groups is None:
+        groups = problem_folds(train_ids, folds, seed)
+    else:
+        groups = [sorted(set(g) & set(train_ids)) for g in groups]
+        if sorted(x for g in groups for x in g) != sorted(train_ids):
+            raise ConfigError("calibration groups must hold each training problem with a landscape exactly once")
     problems = {p.id: p for p in rs.problems}
     cands = {c.id: c for land in landscapes.values() for c in land.candidates}
     probs, samples = [], []
