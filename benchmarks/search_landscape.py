@@ -63,9 +63,9 @@ the same for every seed: it is counted once per seed so that every method has th
   beat their reference, the parent's or the run's best when trusted, by more than the margin /
   trusted children, pooled over runs) next to trusted_risk_target; trusted_beat_best_share;
   trusted_measured (trusted children the loop measured later anyway: only when the generator runs
-  dry); vs_screen_topk_final_best_ratio_median (final best / the ranking method's). space_skip
-  adds _ci to trusted_share and trusted_risk_observed (bootstrap over runs of the pooled ratio)
-  and `offered`: true only when the interval's upper end is at or below the target.
+  dry); vs_screen_topk_final_best_ratio_median (final best / the ranking method's); _ci of
+  trusted_share and trusted_risk_observed (bootstrap over runs of the pooled ratio) and `offered`:
+  true only when that interval's upper end is at or below the target.
 
     python benchmarks/search_landscape.py --landscapes kernels_cache/landscapes/h200 --gpu h200 \
         --train-data kernels_cache/shipped
@@ -405,8 +405,9 @@ def _skip_block(rs: list[dict[str, Any]], runs: list[dict[str, Any]], budget: in
 
 
 def _trust_cis(rs: list[dict[str, Any]], target_risk: float | None) -> dict[str, Any]:
-    """space_skip: bootstrap intervals (over runs) of the pooled trusted share and observed risk,
-    and whether the rule is offered (the risk interval's upper end at or below the target)."""
+    """A certified skip method's bootstrap intervals (over runs) of the pooled trusted share and
+    observed risk, and whether the rule is offered (the risk interval's upper end at or below the
+    target)."""
     share_ci = ratio_ci([r["trusted"] for r in rs], [r["considered"] for r in rs])
     risk_ci = ratio_ci([r["trusted_beat_reference"] for r in rs], [r["trusted"] for r in rs])
     offered = risk_ci is not None and target_risk is not None and risk_ci[1] <= target_risk
@@ -460,7 +461,7 @@ def score(runs: list[dict[str, Any]], tie_rel: float, target_risk: float | None 
                     rs, runs, control_name(ranker) if control else ranker)
             if method in (*SKIP_METHODS, SPACE_SKIP):
                 block.update(_skip_block(rs, runs, budget, target_risk, RANKER[method]))
-            if method == SPACE_SKIP:
+            if method in (*SKIP_METHODS, SPACE_SKIP):
                 block.update(_trust_cis(rs, target_risk))
             ctl = control_name(method) if control is None and method not in (BASELINE, *ORDERS) else None
             if ctl and any(r["method"] == ctl for r in runs):

@@ -162,6 +162,9 @@ def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(shi
     assert skip["trusted_share"] > 0 and skip["trusted_children"] == sum(r["trusted"] for r in runs)
     assert skip["trusted_risk_observed"] == sum(r["trusted_beat_parent"] for r in runs) / skip["trusted_children"]
     assert skip["trusted_risk_target"] == 0.2
+    lo, hi = skip["trusted_risk_observed_ci"]
+    assert lo <= skip["trusted_risk_observed"] <= hi and skip["offered"] == (hi <= 0.2)
+    assert skip["trusted_share_ci"][0] <= skip["trusted_share"] <= skip["trusted_share_ci"][1]
     assert all(r["gpu_measurements"] == 16 for r in runs)
 
 
