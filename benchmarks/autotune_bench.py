@@ -20,7 +20,8 @@ call, so each config is compiled ONCE, before the arms, in a pool of worker proc
 at a time per worker, into the run's Triton cache), and its compile time measured there
 (`compile_s`: its first call minus its second, both synchronised). Every arm then runs with that
 cache warm, and its cold-equivalent autotune time is
-    autotune_s = forecast_s (pruning arms: forecasting every config, one batch)
+    autotune_s = forecast_s (forecaster arms: rendering and forecasting every config of the
+                 problem in one batch, fresh, timed once per problem and charged to each arm)
                + tune_s (the arm's measured autotune wall time: pruning, loading, benchmarking)
                + sum of compile_s over the configs the arm benchmarked.
 The chosen kernel's time is measured afterwards with triton.testing.do_bench, the same way for
@@ -212,19 +213,15 @@ def compile_pass(tasks: list[tuple[str, str, str, bool]], workers: int, cache: P
 
 # --------------------------------------------------------------------------- arms
 def arm(case: Case, points: list[tuple], perf_model, top_k: int | None, workdir: Path,
-        compile_s: dict[str, float]) -> dict[str, Any]:
+        compile_s: dict[str, float], forecast_s: float = 0.0) -> dict[str, Any]:
     """One autotune of `points` (pruned to top_k by perf_model unless None) over fresh modules,
-    with the cache warm; returns its times, the chosen point and its kernel time."""
+    with the cache warm; returns its times (`forecast_s`: what forecasting the configs cost,
+    charged to the arm), the chosen point and its kernel time."""
     import torch
     import triton
 
     launcher = case.launcher(workdir)
     configs = launcher.map.configs(points)
-    forecast_s = 0.0
-    if perf_model is not None and hasattr(perf_model, "prefetch"):
-        t0 = time.perf_counter()
-        perf_model.prefetch(points)  # the forecaster's cost: every config forecast, one batch
-        forecast_s = time.perf_counter() - t0
     prune = {"perf_model": perf_model, "top_k": top_k} if perf_model is not None else None
     kw: dict[str, Any] = {"do_bench": cpu_bench} if case.cpu else {}
     tuned = triton.autotune(configs=configs, key=[], prune_configs_by=prune, **kw)(launcher)
@@ -264,10 +261,15 @@ def run_problem(case: Case, forecaster, hardware, points: list[tuple], top_ks: S
     mapping = family_map(case.family)
     row: dict[str, Any] = {"problem_id": case.pid, "configs": len(points),
                            "compile_s_total": sum(compile_s.get(case.family.key(p), 0.0) for p in points)}
+    # What the forecaster costs on this problem: every config rendered and forecast, one batch,
+    # fresh (per-problem setup included); each pruned arm is charged all of it.
+    pm = ForecastPerfModel(forecaster, case.problem, hardware, mapping)
+    t0 = time.perf_counter()
+    pm.prefetch(points)
+    row["forecast_s"] = forecast_s = time.perf_counter() - t0
     row["full"] = arm(case, points, None, None, workdir, compile_s)
     for k in top_ks:
-        pm = ForecastPerfModel(forecaster, case.problem, hardware, mapping)
-        row[f"forecaster@top{k}"] = arm(case, points, pm, k, workdir, compile_s)
+        row[f"forecaster@top{k}"] = arm(case, points, pm, k, workdir, compile_s, forecast_s)
         for s in range(random_seeds):
             row[f"random@top{k}#{s}"] = arm(case, points, RandomPerfModel(seed * 1000 + s, case.family.param_names), k,
                                            workdir, compile_s)
@@ -331,6 +333,17 @@ def fit_forecaster(gpu: str, train_data: Sequence[Path], protocol) -> tuple[Any,
     fc = protocol_factory(sl.FORECASTERS["learned"], protocol)(records, "")
     return fc, {**sl.fit_record("learned", records, protocol), "fit_s": round(time.time() - t0, 1),
                 "train_data": [str(p) for p in train_data], "landscapes": str(LANDSCAPES / gpu), "gpu": gpu}
+
+
+def warm_up(forecaster, hardware, problem_id: str = "L1/01_softmax") -> None:
+    """One forecast of a training problem's point before anything is timed: the process's one-time
+    imports are not a cost of any held-out problem's tuning."""
+    from workbench.families import get_family
+    from workbench.problems import get_problem
+
+    fam = get_family(problem_id)
+    forecaster.forecast_batch([(get_problem(problem_id), fam.candidate(fam.points()[0]))], hardware,
+                              relative_to="reference")
 
 
 def landscape_truth(directory: Path, gpu: str, pids: Sequence[str]) -> tuple[dict[str, float], dict[str, dict[str, str]]]:
@@ -431,6 +444,7 @@ def main(argv=None) -> int:
                         kind="replay")
     speed, point_ids = landscape_truth(LANDSCAPES / args.gpu, args.gpu, pids)
     device = "cpu" if args.cpu else "cuda"
+    warm_up(forecaster, hardware)
     rows, skipped, failed = [], [], {}
     with tempfile.TemporaryDirectory(prefix="autotune_bench_") as tmp:
         work, cache = Path(tmp) / "points", Path(tmp) / "triton_cache"
