@@ -80,6 +80,11 @@ def test_replay_scores_every_method_and_budget(ship, tmp_path):
     # certified_skip's calibration folds are the space search's CV folds: one fit per fold serves both
     assert sorted(map(sorted, doc["setup"]["certified_skip"]["folds"])) == sorted(space["choice"]["folds"])
     assert space["space_skip"]["reference"] == "best" and HELD not in space["space_skip"]["problems"]
+    acc = doc["acceptance"]["space_search"]
+    assert acc["global_best_share_median"] == m["space_search@16"]["global_best_share_median"]
+    assert acc["no_more_measurements_than_ranked_order"] == (
+        m["space_search@16"]["to_within2pct_median"] <= m["ranked_order@16"]["to_within2pct_median"])
+    assert set(doc["acceptance"]["space_skip"]) == {"8", "16"}
     fit = doc["setup"]["forecaster_fit"]
     assert fit["protocol_sha256"] == doc["setup"]["protocol"]["sha256"] and HELD not in fit["training_problems"]
     for b in (8, 16):
