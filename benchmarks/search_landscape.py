@@ -278,12 +278,16 @@ def _space_setup(lands, rs, records, gpu: str, protocol, forecaster: str, k: int
     t0 = time.time()
     with tempfile.TemporaryDirectory(prefix="search_space_cv_") as tmp:
         n = iter(range(10**9))
-        choice, states, cv_runs, fit_s = space.choose_variant(
+        choice, states, cv_runs, cv_info = space.choose_variant(
             cases, records, protocol, gpu, lambda r: make(r, ""), list(range(cv.seeds)), k, m, budget=cv.budget,
             folds=cv.folds, store_factory=lambda: Store(Path(tmp) / f"cv{next(n)}.sqlite"),
             log=lambda msg: print(f"space_search CV: {msg}", file=sys.stderr))
+    ranked = cv_info["ranked_order_to_within2pct"]
     info: dict[str, Any] = {"variants": space.VARIANTS, "choice": choice.to_dict(), "cv_budget": cv.budget,
-                            "cv_seeds": cv.seeds, "cv_fold_fit_s": fit_s, "seconds": round(time.time() - t0, 1),
+                            "cv_seeds": cv.seeds, "cv_fold_fit_s": cv_info["fold_fit_s"],
+                            "cv_ranked_order_to_within2pct": ranked,
+                            "cv_ranked_order_to_within2pct_mean": sum(ranked.values()) / len(ranked),
+                            "seconds": round(time.time() - t0, 1),
                             "cv_problems": sorted(cases),
                             "cv_runs": {v: len(r) for v, r in cv_runs.items()}}
     cert = None
