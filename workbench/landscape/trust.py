@@ -22,6 +22,11 @@ What the pairs do not match: a search picks parents by PUCT (better points more 
 best drawn from its own path rather than from uniform points, and its children may come from
 trusted parents; the benchmark therefore reports the rate observed in the searches themselves
 next to the certified target.
+
+`search_state_pairs` takes the other road: pairs from a replayed search's own states (each child
+a method planned, with the forecast it saw, its parent and the search's best at that moment,
+labelled by the landscape's recorded speedup), so a rule calibrated on searches of training
+problems is calibrated on the states of the search it will run in.
 """
 from __future__ import annotations
 
