@@ -129,18 +129,44 @@ def test_tritons_pruner_keeps_the_forecasters_top_k():
     assert ctl(**v) == RandomPerfModel(0, mp.from_config.values())(**v) != RandomPerfModel(1, mp.from_config.values())(**v)
 
 
-def test_bench_interpreter_smoke_respects_top_k(monkeypatch, tmp_path):
+def test_family_launcher_tunes_whole_family_points_in_the_interpreter(monkeypatch, tmp_path):
+    """The benchmark's arms over a held-out family in the interpreter (CPU sizes): full autotuning
+    benchmarks every config, a pruned arm only its perf model's top k, and every kept kernel
+    computes what the reference does."""
     monkeypatch.setenv("TRITON_INTERPRET", "1")
     bench = load_bench("autotune_bench")
-    row = bench.run_problem(PID, ByKey(_score), HW, 4, 2, 0, tmp_path, cpu=True)
-    assert row["configs"] == 4 and row["full"]["benchmarked"] == 4
-    assert row["pruned"]["benchmarked"] == 2 and row["random"]["benchmarked"] == 2
-    for arm in bench.ARMS:
-        assert row[arm]["rel_err"] < 1e-3 and row[arm]["autotune_s"] > 0 and row[arm]["kernel_ms"] > 0
-    m = bench.metrics([row])
-    assert m["problems"] == 1 and m["final_speed_vs_full_median"] == row["speed_vs_full"]
+    pid = "L1/03_gelu"  # held out; its cheapest points interpret in a fraction of a second
+    speed, ids = bench.landscape_truth(bench.LANDSCAPES / "h200", "h200", [pid])
+    case = bench.Case(pid, "cpu", True, speed, ids[pid])
+    pts = case.sample(4, 0)
+    assert len(pts) == 4 and all(math.isfinite(case.speed_of(p)) for p in pts)  # recorded correct
+    compiled = bench.compile_pass([(pid, case.family.key(p), str(tmp_path), True) for p in pts], 1,
+                                  tmp_path / "cache", True)
+    assert set(compiled) == {(pid, case.family.key(p)) for p in pts} and not any(e for _, e in compiled.values())
+    cs = {key: s for (_, key), (s, _) in compiled.items()}
+
+    def by_block(params):
+        return int(params["block"]) / 1024 + int(params["warps"]) / 64
+
+    fc = ByKey(by_block)
+    row = bench.run_problem(case, fc, HW, pts, [2], 1, 0, tmp_path, cs)
+    assert row["full"]["benchmarked"] == 4
+    assert row["forecaster@top2"]["benchmarked"] == 2 and row["random@top2#0"]["benchmarked"] == 2
+    from workbench.landscape.autotune import ForecastPerfModel, family_map
+
+    pm = ForecastPerfModel(fc, case.problem, HW, family_map(case.family))
+    top = sorted(pts, key=lambda p: -pm.expected_log2_speedup(p))[:2]
+    assert row["forecaster@top2"]["best"] in {case.family.key(p) for p in top}
+    for name in ("full", "forecaster@top2", "random@top2#0"):
+        a = row[name]
+        assert a["rel_err"] < 1e-4 and a["kernel_ms"] > 0 and a["autotune_s"] >= a["tune_s"] > 0
+    assert row["full"]["speed_vs_full"] == 1.0 and row["full"]["time_saved_share"] == 0.0
+    m = bench.metrics([row], [2])
+    assert m["problems"] == 1 and m["forecaster@top2"]["final_speed_vs_full_median"] == \
+        row["forecaster@top2"]["speed_vs_full"]
+    assert m["random@top2"]["autotune_time_saved_share"] == row["random@top2#0"]["time_saved_share"]
     out = tmp_path / "out"
     before = sorted(bench.RESULTS_DIR.glob("autotune-*.json"))
-    assert bench.main(["--cpu", "--forecaster", "roofline", "--problems", PID, "--configs", "3", "--top-k", "1",
-                       "--out", str(out)]) == 0
+    assert bench.main(["--cpu", "--forecaster", "roofline", "--problems", pid, "--configs", "2", "--top-k", "1",
+                       "--random-seeds", "1", "--out", str(out)]) == 0
     assert not out.exists() and sorted(bench.RESULTS_DIR.glob("autotune-*.json")) == before  # a smoke is no result

@@ -50,12 +50,43 @@ def test_replay_scores_every_method_and_budget(ship, tmp_path):
     out = tmp_path / "out"
     assert bench.main(["--landscapes", str(ship), "--gpu", "h100", "--budgets", "8,16", "--seeds", "2",
                        "--forecaster", "roofline", "--trust-folds", "2", "--trust-parents", "8",
-                       "--out", str(out)]) == 0
+                       "--cv-folds", "2", "--cv-seeds", "1", "--cv-budget", "8", "--out", str(out)]) == 0
     doc = json.loads((out / "search-landscape-h100.json").read_text())
     assert doc["setup"]["synthetic"] is True and doc["setup"]["heldout_searched"] == [HELD]
     assert not (bench.RESULTS_DIR / "search-landscape-h100.json").exists()
     m = doc["metrics"]
-    assert set(m) == {f"{x}@{b}" for x in bench.METHODS for b in (8, 16)}
+    assert set(m) == {f"{x}@{b}" for x in (*bench.METHODS, *bench.ORDERS) for b in (8, 16)}
+    # every method is scored against the landscape's global best, recomputed here from the runs
+    from workbench.dataset.shipped import load_shipped
+    from workbench.landscape.truth import best_at, to_within
+
+    best = max(x.speedup for x in load_shipped(ship).measurements if x.problem_id == HELD and x.ok)
+    assert doc["setup"]["global_best"] == {HELD: best}
+    for key, block in m.items():
+        method, b = key.rsplit("@", 1)
+        rs = [r for r in doc["runs"] if r["method"] == method and r["budget"] == int(b)]
+        shares = sorted(best_at(r["curve"], int(b)) / best for r in rs)
+        within = sorted(to_within(r["curve"], best, int(b)) for r in rs)
+        assert block["global_best_share_median"] == pytest.approx((shares[0] + shares[1]) / 2)
+        assert block["to_within2pct_median"] == pytest.approx((within[0] + within[1]) / 2)
+        assert all(1 <= w <= int(b) + 1 for w in within) and len(block["global_best_share_median_ci"]) == 2
+        if method != "ranked_order":
+            assert block["vs_ranked_order"]["pairs"] == 2
+    ranked = [r for r in doc["runs"] if r["method"] == "ranked_order"]
+    assert ranked[0]["curve"] == ranked[1]["curve"]  # one order, counted once per seed
+    space = doc["setup"]["space_search"]
+    assert space["choice"]["chosen"] in space["variants"] and HELD not in space["cv_problems"]
+    assert HELD not in sum(space["choice"]["folds"], [])
+    # certified_skip's calibration folds are the space search's CV folds: one fit per fold serves both
+    assert sorted(map(sorted, doc["setup"]["certified_skip"]["folds"])) == sorted(space["choice"]["folds"])
+    assert space["space_skip"]["reference"] == "best" and HELD not in space["space_skip"]["problems"]
+    acc = doc["acceptance"]["space_search"]
+    assert acc["global_best_share_median"] == m["space_search@16"]["global_best_share_median"]
+    assert acc["no_more_measurements_than_ranked_order"] == (
+        m["space_search@16"]["to_within2pct_median"] <= m["ranked_order@16"]["to_within2pct_median"])
+    assert set(doc["acceptance"]["space_skip"]) == {"8", "16"}
+    fit = doc["setup"]["forecaster_fit"]
+    assert fit["protocol_sha256"] == doc["setup"]["protocol"]["sha256"] and HELD not in fit["training_problems"]
     for b in (8, 16):
         base = m[f"measure_all@{b}"]
         assert base["final_best_ratio_median"] == 1.0 and base["runs"] == 2
@@ -136,6 +167,9 @@ def test_certified_skip_reports_its_observed_risk_from_the_recorded_speedups(shi
     assert skip["trusted_share"] > 0 and skip["trusted_children"] == sum(r["trusted"] for r in runs)
     assert skip["trusted_risk_observed"] == sum(r["trusted_beat_parent"] for r in runs) / skip["trusted_children"]
     assert skip["trusted_risk_target"] == 0.2
+    lo, hi = skip["trusted_risk_observed_ci"]
+    assert lo <= skip["trusted_risk_observed"] <= hi and skip["offered"] == (hi <= 0.2)
+    assert skip["trusted_share_ci"][0] <= skip["trusted_share"] <= skip["trusted_share_ci"][1]
     assert all(r["gpu_measurements"] == 16 for r in runs)
 
 

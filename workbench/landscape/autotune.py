@@ -150,3 +150,80 @@ class RandomPerfModel:
         key = repr([(n, values.get(n)) for n in self.names])
         digest = hashlib.sha256(f"{self.seed}\0{key}".encode()).hexdigest()
         return random.Random(digest).random()
+
+
+def family_map(family: Family) -> ConfigPointMap:
+    """Every parameter of `family` comes from the config, under its own name: a config is a whole
+    family point (algorithm included), for autotuning over the family with `FamilyLauncher`."""
+    return ConfigPointMap(family, {p: p for p in family.param_names}, {})
+
+
+class FamilyLauncher:
+    """What `triton.autotune` tunes when a config is a whole family point: `run(*inputs,
+    **config values)` renders the point (`family_map`), imports its source once per launcher from
+    `workdir` (the file of a point keeps its name and path, so Triton's on-disk cache serves every
+    launcher of the same point) and calls its `ModelNew`, built with `init_inputs` and given the
+    reference model's weights (`reference`, by name), on `inputs` already on the device.
+
+    `arg_names` and `fn` are what `triton.runtime.autotuner.Autotuner` reads from the function it
+    wraps. Launch settings Triton adds to a call (num_warps, num_stages, ...) are not used: the
+    rendered point carries its own. `first_call_s` holds, per point key, the wall time of the
+    point's first call in this launcher (import, compile or cache load, one run, synchronised).
+    Keyword arguments that name no family parameter (launch settings, grid, warmup) are ignored.
+
+    The sources run here are the project's own family renderings; a model-written candidate must
+    go through the sandboxed executor instead, never through this class."""
+
+    def __init__(self, family: Family, workdir, arg_names: Iterable[str], init_inputs=(), reference=None,
+                 device: str = "cuda"):
+        from pathlib import Path
+
+        self.family, self.workdir, self.device = family, Path(workdir), device
+        self.arg_names = list(arg_names)
+        self.init_inputs, self.reference = tuple(init_inputs), reference
+        self.map = family_map(family)
+        self._models: dict[tuple, Any] = {}
+        self.first_call_s: dict[str, float] = {}
+        self.fn = _family_point_call  # a plain function: Autotuner walks `.fn` until it finds one
+
+    def model(self, point: tuple):
+        """The point's `ModelNew` in this launcher (imported and built on first use)."""
+        import importlib.util
+
+        if point not in self._models:
+            cand = self.family.candidate(point)
+            path = self.workdir / f"point_{cand.id[:24]}.py"
+            if not path.exists():
+                path.write_text(cand.source)
+            spec = importlib.util.spec_from_file_location(f"wb_point_{cand.id[:24]}", path)
+            mod = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(mod)
+            model = mod.ModelNew(*self.init_inputs)
+            if self.reference is not None:
+                from workbench.execution.worker import copy_state
+
+                copy_state(self.reference, model)
+            self._models[point] = model.to(self.device)
+        return self._models[point]
+
+    def run(self, *args: Any, **values: Any):
+        import time
+
+        import torch
+
+        names = self.family.param_names
+        point = self.map.point({k: v for k, v in values.items() if k in names})
+        key = self.family.key(point)
+        first = key not in self.first_call_s
+        t0 = time.perf_counter()
+        with torch.no_grad():
+            out = self.model(point)(*args)
+        if first:
+            if str(self.device).startswith("cuda"):
+                torch.cuda.synchronize()
+            self.first_call_s[key] = time.perf_counter() - t0
+        return out
+
+
+def _family_point_call(*args: Any, **kwargs: Any) -> None:  # pragma: no cover - never called
+    """Stands for FamilyLauncher in Triton's autotuner (which only reads its name)."""

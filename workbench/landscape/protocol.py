@@ -109,6 +109,16 @@ class Choice:
                 "folds": self.folds, "reason": self.reason}
 
 
+def cv_folds(problems: Sequence[str], folds: int = 5, seed: int = 0) -> list[list[str]]:
+    """The problem folds `inner_cv_choose` uses: the sorted ids shuffled by `seed`, dealt round
+    robin into `folds` groups (shared by scripts that fit once per fold for several uses)."""
+    ids = sorted(set(problems))
+    if len(ids) < folds or folds < 2:
+        raise ProtocolError(f"{len(ids)} training problems for {folds} folds; need folds >= 2 and a problem per fold")
+    random.Random(seed).shuffle(ids)
+    return [ids[i::folds] for i in range(folds)]
+
+
 def inner_cv_choose(variants: Mapping[str, Any], problems: Sequence[str],
                     score: Callable[[Any, list[str], list[str]], float], protocol: Protocol,
                     folds: int = 5, seed: int = 0, higher_is_better: bool = True) -> Choice:
@@ -119,11 +129,8 @@ def inner_cv_choose(variants: Mapping[str, Any], problems: Sequence[str],
     if not variants:
         raise ProtocolError("inner_cv_choose needs at least one variant")
     protocol.check_fit(problems, "choosing a variant by inner cross-validation")
+    parts = cv_folds(problems, folds, seed)
     ids = sorted(set(problems))
-    if len(ids) < folds or folds < 2:
-        raise ProtocolError(f"{len(ids)} training problems for {folds} folds; need folds >= 2 and a problem per fold")
-    random.Random(seed).shuffle(ids)
-    parts = [ids[i::folds] for i in range(folds)]
     fold_scores: dict[str, list[float]] = {}
     for name, variant in variants.items():
         fold_scores[name] = []

@@ -22,6 +22,11 @@ What the pairs do not match: a search picks parents by PUCT (better points more 
 best drawn from its own path rather than from uniform points, and its children may come from
 trusted parents; the benchmark therefore reports the rate observed in the searches themselves
 next to the certified target.
+
+`search_state_pairs` takes the other road: pairs from a replayed search's own states (each child
+a method planned, with the forecast it saw, its parent and the search's best at that moment,
+labelled by the landscape's recorded speedup), so a rule calibrated on searches of training
+problems is calibrated on the states of the search it will run in.
 """
 from __future__ import annotations
 
@@ -128,14 +133,17 @@ def problem_folds(problem_ids: Sequence[str], folds: int, seed: int = 0) -> list
 
 def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecaster: Callable[[Any], Any],
                       hardware, protocol: Protocol, parents: int = 32, children: int = 16, folds: int = 3,
-                      seed: int = 0, reference: str = "parent") -> CalibrationPairs:
+                      seed: int = 0, reference: str = "parent",
+                      groups: Sequence[Sequence[str]] | None = None) -> CalibrationPairs:
     """Out-of-fold forecast calibration pairs over the training problems that have a landscape.
 
     `records` (problems, candidates, measurements of `hardware.key`; held-out rows are dropped
     here) supply the measured speedups and each fold's fit; `make_forecaster(records)` returns a
     forecaster fitted on `records` (or one with nothing to fit). Forecasts are taken relative
     to the reference, as a search takes them. Abstentions are left out (the rule never trusts
-    one); with no pair left the result is empty (nothing can be certified)."""
+    one); with no pair left the result is empty (nothing can be certified). `groups` gives the
+    problem folds instead of `problem_folds(.., folds, seed)` (each training problem in one;
+    a script that fits per fold for other uses too passes its own, so the fits are shared)."""
     train_ids = sorted(pid for pid in landscapes if not protocol.is_heldout(pid))  # held-out ones left alone
     rs = protocol.training_only(records)
     ms = [m for m in rs.measurements if m.hardware_key == hardware.key]
@@ -143,7 +151,12 @@ def calibration_pairs(landscapes: Mapping[str, Landscape], records, make_forecas
     for m in ms:
         by_problem.setdefault(m.problem_id, []).append(m)
     train_ids = [pid for pid in train_ids if by_problem.get(pid)]
-    groups = problem_folds(train_ids, folds, seed)
+    if groups is None:
+        groups = problem_folds(train_ids, folds, seed)
+    else:
+        groups = [sorted(set(g) & set(train_ids)) for g in groups]
+        if sorted(x for g in groups for x in g) != sorted(train_ids):
+            raise ConfigError("calibration groups must hold each training problem with a landscape exactly once")
     problems = {p.id: p for p in rs.problems}
     cands = {c.id: c for land in landscapes.values() for c in land.candidates}
     probs, samples = [], []
@@ -206,3 +219,55 @@ def rank_auc(confidence, losses) -> float | None:
     ranks = rankdata(np.concatenate([good, bad]))
     return float((ranks[:len(good)].sum() - len(good) * (len(good) + 1) / 2) / (len(good) * len(bad)))
 
+
+
+def search_state_pairs(events, speedups: Mapping[str, float], problem_id: str, seed: int = 0
+                       ) -> list[tuple[np.ndarray, PairSample]]:
+    """Calibration pairs from a replayed search's own states: for every child a method planned
+    (each `forecast` event of an expansion step, step 0's seeds left out), the forecast the
+    method saw, with the search's state when it planned: the parent's measured speedup and the
+    best measured speedup of the search so far (`PairSample.reference_speedup`: the "best"
+    reference). The child's speedup is its recorded one from the landscape, `speedups` (NaN or
+    absent: failed), whether or not the search measured it. A child planned twice (a generator
+    that revisits) gives two pairs, one per state. Pairs whose search had no correct measurement
+    yet, or whose parent was not measured correct, are left out (no reference to judge against).
+
+    `events` are the search's typed events (`workbench.search.events.decode_all`), in order;
+    in a stepped search (in_flight = 1, not pipelined) every forecast of a step precedes that
+    step's measurements, so the running best when a forecast is read is what the method saw."""
+    from workbench.search import events as ev
+
+    out: list[tuple[np.ndarray, PairSample]] = []
+    best, measured, parent = -math.inf, {}, None
+    for e in events:
+        if isinstance(e, ev.Selected):
+            parent = e.parent_id if not e.deferred else None
+        elif isinstance(e, ev.Measured):
+            m = e.measurement
+            if m.ok and m.speedup:
+                measured[m.candidate_id] = float(m.speedup)
+                best = max(best, float(m.speedup))
+        elif isinstance(e, ev.Forecasted) and parent is not None and e.step and not e.forecast.abstained:
+            p_speed = measured.get(parent)
+            if p_speed is None or not math.isfinite(best):
+                continue
+            cid = e.forecast.candidate_id
+            child = speedups.get(cid, math.nan)
+            child = float(child) if child is not None and math.isfinite(child) and child > 0 else math.nan
+            out.append((np.asarray(e.forecast.probabilities, dtype=float),
+                        PairSample(problem_id, parent, cid, p_speed, child, best)))
+    return out
+
+
+def pairs_from_states(states: Sequence[tuple[np.ndarray, PairSample]], reference: str,
+                      folds: list[list[str]] | None = None) -> CalibrationPairs:
+    """`CalibrationPairs` of search-state pairs, each judged against `reference` ("best": the
+    search's best when it planned, "parent": the parent's speedup)."""
+    if reference not in REFERENCES:
+        raise ConfigError(f"reference is one of {', '.join(REFERENCES)}, got {reference!r}")
+    samples = [s if reference == "best" else PairSample(s.problem_id, s.parent_id, s.child_id, s.parent_speedup,
+                                                        s.child_speedup) for _, s in states]
+    if not samples:
+        return CalibrationPairs(np.zeros((0, 8)), np.zeros(0), np.zeros(0), [], folds or [], reference)
+    return CalibrationPairs(np.vstack([p for p, _ in states]), np.asarray([s.parent_speedup for s in samples]),
+                            np.asarray([s.child_speedup for s in samples]), samples, folds or [], reference)

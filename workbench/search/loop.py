@@ -22,6 +22,11 @@ kind, which every reader decodes through `events.decode`):
   step_done           {"gpu_measurements", "considered"}
   stopped / finished  {"reason", "summary"}
 
+Revisiting: a generator whose `revisits` attribute is true (an enumerable space's) may propose
+again a candidate the search generated earlier but neither measured nor trusted (a child a
+method dropped); it is generated, forecast and planned again like a new one (so it counts again
+in `candidates_considered`). Other generators' children are new candidates only.
+
 Deferral: a trusted candidate is deferred, not discarded. When the generator has proposed
 nothing new for `max_idle` steps in a row and budget is left, the next step (its "selected"
 payload is {"parent_id": None, "deferred": true}) measures the trusted candidates still
@@ -340,7 +345,7 @@ class SearchRun(PipelineMixin):
         order. `slot` tags the generation events; `children_done` writes the `children_done` event."""
         parent, entry = self.candidates[parent_id], self.archive[parent_id]
         ctx = GenerationContext(problem=self.problem, parent=parent, n=self.method.n_children, rng=rng,
-                                seen=set(self.candidates), parent_measurement=self.measurements.get(parent_id),
+                                seen=self._seen(), parent_measurement=self.measurements.get(parent_id),
                                 parent_speedup=entry.speedup, hardware_key=self.hardware.key)
         proposals = self._reuse_or(lambda: self.generator.children(ctx), slot)
         new = self._record_generated(proposals, parent=parent, slot=slot)
@@ -389,17 +394,28 @@ class SearchRun(PipelineMixin):
                 out.append(FailedGeneration(e.reason, e.raw))
         return out
 
+    def _seen(self) -> set[str]:
+        """The ids a generator's children must avoid: every candidate generated so far, or, for a
+        generator that `revisits`, only those measured, trusted, in flight or generated in this
+        step (a child generated and dropped earlier may be proposed again)."""
+        if not getattr(self.generator, "revisits", False):
+            return set(self.candidates)
+        return (set(self.measurements) | {e.candidate_id for e in self.archive} | set(self._flight)
+                | {c.id for c in self._step_new})
+
     def _record_generated(self, proposals: list, parent: Candidate | None,
                           slot: int | None = None) -> list[Candidate]:
         new: list[Candidate] = []
         tag = {} if slot is None else {"slot": slot}
+        seen = self._seen()
         for i, prop in enumerate(proposals):
             if isinstance(prop, FailedGeneration):
                 self._emit(ev.FailedGenerationEvent(index=i, parent_id=parent.id if parent else None,
                                                     **tag, **prop.to_payload()))
                 continue
-            if prop.id in self.candidates or prop.problem_id != self.problem.id:
+            if prop.id in seen or prop.problem_id != self.problem.id:
                 continue
+            seen.add(prop.id)
             self.store.put_candidate(prop)
             info = self.generator.generation_info(prop.id) if hasattr(self.generator, "generation_info") else None
             self._emit(ev.Generated(candidate=prop, parent_id=parent.id if parent else None,
