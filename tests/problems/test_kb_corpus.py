@@ -11,7 +11,8 @@ Per file:
   inside the corpus's bounds: inputs + parameters under 1.5 GiB, and an H200 eager estimate
   (product FLOPs at 50 TFLOP/s + every kernel's bytes at 4 TB/s + 3 us per launch) between
   0.05 and 20 ms;
-- cpu_sizes: the project's automatic CPU sizes bring the reference near their own targets;
+- cpu_sizes: the project's automatic CPU sizes bring the reference near their own targets, and
+  it runs on the CPU at them;
 - small: at reduced sizes (size literals rewritten in the source, so that sizes computed from
   them follow) the reference runs on the CPU, deterministically, and its output is finite, not
   constant, and changes with the inputs.
@@ -206,6 +207,7 @@ def test_automatic_cpu_sizes_reach_their_targets(path: Path):
     traced_bytes, flops = footprint
     assert traced_bytes <= 4 * MAX_BYTES and flops <= 4 * MAX_FLOPS, (
         f"CPU sizes {cpu.cpu_sizes} leave {traced_bytes / 2**20:.0f} MiB and {flops:.2g} FLOPs")
+    assert _cpu_outputs(cpu.module, 1), "the reference runs at the chosen sizes"
 
 
 @pytest.mark.parametrize("path", _cases("small"))
@@ -213,10 +215,10 @@ def test_meaningful_at_small_sizes_on_cpu(path: Path):
     small = load_source(_small_source(path), name=problem_id(path))
     first, again, other = (_cpu_outputs(small.module, s) for s in (1, 1, 2))
     assert first and len(first) == len(other)
-    for a, b in zip(first, again):
-        assert torch.equal(a, b), "the reference is not deterministic for fixed seeds"
     floats = [t for t in first if t.is_floating_point()]
     assert all(bool(torch.isfinite(t).all()) for t in floats), "non-finite output"
+    for a, b in zip(first, again):
+        assert torch.equal(a, b), "the reference is not deterministic for fixed seeds"
     varied = [t for t in first if t.numel() > 1]
     assert not varied or any(bool((t != t.reshape(-1)[0]).any()) for t in varied), "constant output"
     assert any(not torch.equal(a, b) for a, b in zip(first, other)), "output ignores the inputs"
