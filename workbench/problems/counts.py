@@ -1,8 +1,8 @@
 """FLOPs and bytes of a problem derived from its reference, for files that declare none.
 
 A KernelBench-style file rarely carries `flops()` / `bytes_moved()`. `derive_counts` runs the
-reference's `forward` on the **meta device** (shapes and dtypes only: no memory, no arithmetic)
-under a dispatch mode that sees every ATen op, and returns:
+reference's `forward` on the **meta device** (shapes and dtypes only: no memory, no arithmetic;
+`workbench.problems.trace.run`, which sees every ATen op), and returns:
 
 - `flops`: per op, summed. Matmuls, convolutions and fused attention use PyTorch's own FLOP
   formulas (`torch.utils.flop_counter.flop_registry`, 2 FLOPs per multiply-add); a
@@ -26,6 +26,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from workbench.problems import trace
 from workbench.problems.ops import NORM_OPS, classify_op
 
 #: Where a problem's counts came from.
@@ -59,52 +60,39 @@ def _nbytes(t) -> int:
 
 
 def derive_counts(loaded: Any) -> Counts:
-    """Counts of a `LoadedProblem` traced on the meta device (see module doc). Never raises for
-    an error in the problem's code: that gives `source == "unknown"`."""
+    """Counts of a `LoadedProblem` traced on the meta device (see module doc; the trace is
+    `workbench.problems.trace.run`). Never raises for an error in the problem's code: that gives
+    `source == "unknown"` with the reason."""
     import torch
-    from torch.utils._python_dispatch import TorchDispatchMode
     from torch.utils._pytree import tree_flatten
     from torch.utils.flop_counter import flop_registry
 
     totals = {"flops": 0.0, "op_bytes": 0.0}
 
-    class _Counter(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            kwargs = kwargs or {}
-            out = func(*args, **kwargs)
-            packet = func.overloadpacket
-            name = packet.__name__
-            cls = classify_op(name)
-            if cls is None:
-                return out
-            flat_in = [a for a in tree_flatten((args, kwargs))[0] if isinstance(a, torch.Tensor)]
-            flat_out = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
-            totals["op_bytes"] += float(sum(_nbytes(t) for t in flat_in + flat_out))
-            if packet in flop_registry:
-                totals["flops"] += float(flop_registry[packet](*args, **kwargs, out_val=out))
-            elif name in NORM_OPS or name.rstrip("_") in NORM_OPS:
-                per = _RMS_FLOPS_PER_ELEM if "rms" in name else _NORM_FLOPS_PER_ELEM
-                totals["flops"] += per * (_numel(flat_out[0].shape) if flat_out else 0)
-            else:
-                sizes = [_numel(t.shape) for t in flat_in + flat_out]
-                totals["flops"] += float(max(sizes) if sizes else 0)
-            return out
+    def count(op: trace.Op) -> None:
+        cls = classify_op(op.name)
+        if cls is None:
+            return
+        packet = op.func.overloadpacket
+        totals["op_bytes"] += float(sum(_nbytes(t) for t in op.inputs + op.outputs))
+        if packet in flop_registry:
+            totals["flops"] += float(flop_registry[packet](*op.args, **op.kwargs, out_val=op.result))
+        elif op.name in NORM_OPS or op.name.rstrip("_") in NORM_OPS:
+            per = _RMS_FLOPS_PER_ELEM if "rms" in op.name else _NORM_FLOPS_PER_ELEM
+            totals["flops"] += per * (_numel(op.outputs[0].shape) if op.outputs else 0)
+        else:
+            sizes = [_numel(t.shape) for t in op.inputs + op.outputs]
+            totals["flops"] += float(max(sizes) if sizes else 0)
 
     try:
-        with torch.device("meta"):
-            model = loaded.Model(*loaded.get_init_inputs())
-            inputs = loaded.get_inputs()
-        inputs = [x.to("meta") if isinstance(x, torch.Tensor) else x for x in inputs]
-        model = model.to("meta")
-        with torch.no_grad(), _Counter():
-            out = model(*inputs)
-    except Exception as e:  # noqa: BLE001 - any failure in user code means "unknown", never a crash
-        return Counts(0.0, 0.0, 0.0, UNKNOWN, error=f"{type(e).__name__}: {e}"[:300])
+        run = trace.run(loaded, on_op=count)
+    except trace.TraceError as e:
+        return Counts(0.0, 0.0, 0.0, UNKNOWN, error=str(e)[:300])
     seen: set[int] = set()
     min_bytes = 0
-    outs = [o for o in tree_flatten(out)[0] if isinstance(o, torch.Tensor)]
-    tensors = [x for x in tree_flatten(inputs)[0] if isinstance(x, torch.Tensor)] + outs
-    tensors += list(model.parameters()) + list(model.buffers())
+    outs = [o for o in tree_flatten(run.output)[0] if isinstance(o, torch.Tensor)]
+    tensors = [x for x in tree_flatten(run.inputs)[0] if isinstance(x, torch.Tensor)] + outs
+    tensors += list(run.model.parameters()) + list(run.model.buffers())
     for t in tensors:
         if id(t) not in seen:
             seen.add(id(t))

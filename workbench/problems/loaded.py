@@ -1,11 +1,14 @@
-"""A problem file's module once imported (`LoadedProblem`), and the check of the counts it
-declares. Below the loader and the CPU-size chooser, which both build one."""
+"""A problem file's module once imported (`LoadedProblem`), the execution of a file with its
+sizes overridden (`exec_module`), and the check of the counts it declares. Below the loader and
+the CPU-size chooser, which both build one."""
 from __future__ import annotations
 
+import ast
 import math
+import re
 import types
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
 from workbench.errors import ProblemFileError
 
@@ -65,3 +68,100 @@ def check_count(value: Any, what: str) -> float:
         raise ProblemFileError(f"{what} returned {count!r}; a count must be a finite number >= 0 "
                                "(return 0 when it is unknown)")
     return count
+
+
+# --------------------------------------------------------------------------- sizes
+def _literal(node: ast.AST) -> Any:
+    """The value of an expression of integer literals (`4096`, `2048 * 2`, `1 << 14`, `(16, 32)`),
+    else None. Names make an expression derived, not a literal."""
+    if any(isinstance(n, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) for n in ast.walk(node)):
+        return None
+    try:
+        value = ast.literal_eval(node) if isinstance(node, (ast.Constant, ast.Tuple, ast.List)) else \
+            eval(compile(ast.Expression(node), "<size>", "eval"), {"__builtins__": {}})  # noqa: S307 - literals only
+    except Exception:  # noqa: BLE001 - not a constant expression
+        return None
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, (tuple, list)) and value and all(isinstance(v, int) and not isinstance(v, bool)
+                                                          for v in value):
+        return tuple(value)
+    return None
+
+
+def _assignments(tree: ast.Module) -> dict[str, list[tuple[ast.AST, Any]]]:
+    """Top-level assignments by name: (the node holding the value, a setter of a new value)."""
+    out: dict[str, list[tuple[ast.AST, Any]]] = {}
+    for stmt in tree.body:
+        pairs: list[tuple[ast.AST, ast.AST, Any]] = []
+        if isinstance(stmt, ast.Assign) and stmt.value is not None:
+            for target in stmt.targets:
+                if isinstance(target, ast.Name):
+                    pairs.append((target, stmt.value, lambda v, s=stmt: setattr(s, "value", v)))
+                elif isinstance(target, (ast.Tuple, ast.List)) and isinstance(stmt.value, (ast.Tuple, ast.List)) \
+                        and len(target.elts) == len(stmt.value.elts):
+                    for i, (t, v) in enumerate(zip(target.elts, stmt.value.elts)):
+                        if isinstance(t, ast.Name):
+                            pairs.append((t, v, lambda new, e=stmt.value.elts, i=i: e.__setitem__(i, new)))
+        elif isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None:
+            pairs.append((stmt.target, stmt.value, lambda v, s=stmt: setattr(s, "value", v)))
+        for target, value, setter in pairs:
+            out.setdefault(target.id, []).append((value, setter))
+    return out
+
+
+def free_sizes(source: str) -> dict[str, int | tuple[int, ...]]:
+    """The file's sizes that are set by a literal: module-level names whose last top-level
+    assignment is an integer expression without names (`batch_size = 16`, `N = 2048 * 2`) or a
+    tuple / list of integers (`input_shape = (4096,)`). Names computed from other names
+    (`dim2 = dim1 * 2`, `normalized_shape = (features, dim1, dim2)`) are derived: they follow
+    when their inputs are overridden through `exec_module`."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    out: dict[str, int | tuple[int, ...]] = {}
+    for name, assigned in _assignments(tree).items():
+        value = _literal(assigned[-1][0])
+        if value is not None and not name.startswith("_") and name != "CPU_SIZES":
+            out[name] = value
+    return out
+
+
+def _constant(value: Any) -> ast.AST:
+    if isinstance(value, (tuple, list)):
+        return ast.Tuple(elts=[_constant(v) for v in value], ctx=ast.Load())
+    return ast.Constant(value=value)
+
+
+def exec_module(source: str, name: str, overrides: Mapping[str, Any] | None = None) -> types.ModuleType:
+    """`source` executed as a fresh module, each global in `overrides` given its value.
+
+    An overridden name's last top-level assignment is rewritten to the new value before the file
+    runs, so globals computed from it afterwards (`dim2 = dim1 * 2`, `shape = (batch, dim)`)
+    follow; the value is also set on the module afterwards (a name assigned in another way keeps
+    the override too). ProblemFileError naming `name` when the file fails to run, or fails only
+    with the overrides."""
+    overrides = dict(overrides or {})
+    try:
+        tree = ast.parse(source, filename=name)
+    except SyntaxError as e:
+        raise ProblemFileError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
+    if overrides:
+        assigned = _assignments(tree)
+        for key, value in overrides.items():
+            if key in assigned:
+                assigned[key][-1][1](_constant(value))
+        ast.fix_missing_locations(tree)
+    module = types.ModuleType("_wb_problem_" + re.sub(r"\W", "_", name))
+    module.__file__ = f"<problem {name}>"
+    try:
+        exec(compile(tree, module.__file__, "exec"), module.__dict__)  # noqa: S102 - the problem file the user loads
+    except Exception as e:  # noqa: BLE001 - any error in user code becomes a clear message
+        what = f" with sizes {dict(overrides)}" if overrides else ""
+        raise ProblemFileError(f"{name}: executing the file{what} failed: {type(e).__name__}: {e}") from e
+    for key, value in overrides.items():
+        module.__dict__[key] = value
+    return module

@@ -12,7 +12,8 @@ from typing import Any, Callable, Iterable
 from workbench.errors import ProblemFileError
 from workbench.problems.counts import DECLARED, DERIVED, UNKNOWN, derive_counts
 from workbench.problems.cpu_sizes import auto_cpu_sizes, size_globals
-from workbench.problems.loaded import LoadedProblem
+from workbench.problems.contract import Contract
+from workbench.problems.loaded import LoadedProblem, exec_module
 from workbench.records import Problem
 from workbench.textfile import read_source
 
@@ -44,57 +45,81 @@ def _check_contract(source: str, where: str) -> ast.Module:
 
 
 def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None = None,
-                cpu: bool = False) -> LoadedProblem:
+                cpu: bool = False, precision: str = "native") -> LoadedProblem:
     """Execute a problem source as a fresh module.
 
     `sizes` overrides size globals; `cpu=True` applies the file's own `CPU_SIZES`, or, when it
     has none, sizes chosen automatically (`cpu_sizes.auto_cpu_sizes`), then `sizes` on top.
-    Raises ProblemFileError naming `name` when the contract is broken
-    or the module fails to execute.
+    Overrides are applied where the file assigns them (`loaded.exec_module`), so sizes the file
+    computes from them follow. `precision` (fp32 | fp16 | bf16; "native": none) makes the
+    module's `Model` cast itself and `get_inputs()` / `get_init_inputs()` cast their
+    floating-point tensors to it (`contract.Contract`, as the benchmark runs a problem at a
+    precision). Raises ProblemFileError naming `name` when the contract is broken, the module
+    fails to execute, or an override names no global of the file.
     """
     _check_contract(source, name)
-    mod_name = "_wb_problem_" + re.sub(r"\W", "_", name)
-    module = types.ModuleType(mod_name)
-    module.__file__ = f"<problem {name}>"
-    try:
-        exec(compile(source, module.__file__, "exec"), module.__dict__)
-    except Exception as e:  # noqa: BLE001 - any error in user code becomes a clear message
-        raise ProblemFileError(f"{name}: executing the file failed: {type(e).__name__}: {e}") from e
+    module = exec_module(source, name)
     overrides: dict[str, Any] = {}
+    cpu_sizes: dict[str, Any] = {}
     cpu_source = ""
     if cpu:
         if getattr(module, "CPU_SIZES", None):
             cpu_source = "file"
+            cpu_sizes = dict(module.CPU_SIZES)
         else:
             # No CPU_SIZES of its own: reduced sizes are chosen from the reference's trace and
             # recorded on the module, so every later reader sees the same choice.
-            module.CPU_SIZES = _auto_cpu_sizes(source, name, module)
-            cpu_source = "auto" if module.CPU_SIZES else ""
-        overrides.update(module.CPU_SIZES or {})
+            cpu_sizes = _auto_cpu_sizes(source, name)
+            cpu_source = "auto" if cpu_sizes else ""
+        overrides.update(cpu_sizes)
     overrides.update(sizes or {})
-    for k, v in overrides.items():
+    for k in overrides:
         if k not in module.__dict__:
             raise ProblemFileError(f"{name}: size override {k!r} is not a global of the file")
-        module.__dict__[k] = v
+    if overrides:
+        module = exec_module(source, name, overrides)
+    if cpu:
+        module.CPU_SIZES = cpu_sizes
+    if precision != "native":
+        _cast_module(module, Contract(precision))
     size_globals = {k: v for k, v in module.__dict__.items()
                     if k.isupper() and isinstance(v, (int, float)) and not isinstance(v, bool)}
     size_globals.update(_size_globals(module))
-    return LoadedProblem(name=name, module=module, sizes=size_globals,
-                         cpu_sizes=dict(getattr(module, "CPU_SIZES", {}) or {}) if cpu else {},
+    return LoadedProblem(name=name, module=module, sizes=size_globals, cpu_sizes=dict(cpu_sizes),
                          cpu_sizes_source=cpu_source)
+
+
+def _cast_module(module: types.ModuleType, contract: Contract) -> None:
+    """Make `module`'s Model cast itself, and its input functions cast their floating-point
+    tensors, to the contract's precision. The class is wrapped in place (its own name, so
+    `super(Model, self)` in the file still works); an instance of a subclass is not cast by
+    this wrapper (the caller casts what it builds)."""
+    cls = module.Model
+    init = cls.__init__
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        if type(self) is cls:
+            contract.cast_model(self)
+
+    cls.__init__ = __init__
+    for fn_name in ("get_inputs", "get_init_inputs"):
+        fn = getattr(module, fn_name)
+        setattr(module, fn_name, lambda fn=fn: contract.cast_inputs(list(fn())))
+    module.__dict__["__workbench_precision__"] = contract.precision
 
 
 _AUTO_CACHE: dict[str, dict[str, Any]] = {}
 
 
-def _auto_cpu_sizes(source: str, name: str, module: types.ModuleType) -> dict[str, Any]:
+def _auto_cpu_sizes(source: str, name: str) -> dict[str, Any]:
     """`cpu_sizes.auto_cpu_sizes` of a source, remembered per source text (the worker loads a
     problem at CPU sizes several times per measurement)."""
     key = hashlib.sha256(source.encode()).hexdigest()
     if key not in _AUTO_CACHE:
         if len(_AUTO_CACHE) > 512:
             _AUTO_CACHE.clear()
-        _AUTO_CACHE[key] = auto_cpu_sizes(module, name)
+        _AUTO_CACHE[key] = auto_cpu_sizes(source, name)
     return dict(_AUTO_CACHE[key])
 
 

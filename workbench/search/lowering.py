@@ -1,7 +1,7 @@
 """Seed kernels for a problem nobody wrote zoo kernels for: the reference's graph lowered to Triton.
 
 `lower(problem)` traces the reference's `Model` with `torch.fx` (on the meta device, at full
-size, shapes from `ShapeProp`), then replaces the parts a template covers with calls to Triton
+size, shapes in each node's meta: `workbench.problems.trace.graph`), then replaces the parts a template covers with calls to Triton
 kernels rendered from the templates in `lowering_templates`, and keeps every other op in
 PyTorch as traced:
 
@@ -281,20 +281,11 @@ class _Lowerer:
 
 
 def _trace(problem: Problem, cpu: bool = False):
-    import torch
-    import torch.fx as fx
-    from torch.fx.passes.shape_prop import ShapeProp
+    """The reference's fx graph on the meta device (`workbench.problems.trace.graph`): at full
+    size, or at the CPU sizes with `cpu`; node shapes in `meta["tensor_meta"]`, no annotations."""
+    from workbench.problems import load_source, trace
 
-    from workbench.problems import load_source
-
-    loaded = load_source(problem.source, name=problem.id, cpu=cpu)
-    with torch.device("meta"):
-        model = loaded.Model(*loaded.get_init_inputs())
-        inputs = loaded.get_inputs()
-    inputs = [x.to("meta") if isinstance(x, torch.Tensor) else x for x in inputs]
-    gm = fx.symbolic_trace(model.to("meta"))
-    ShapeProp(gm).propagate(*inputs)
-    return gm
+    return trace.graph(load_source(problem.source, name=problem.id, cpu=cpu))
 
 
 def _reference_source(problem: Problem) -> str:
