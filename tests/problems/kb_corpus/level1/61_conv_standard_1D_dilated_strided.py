@@ -1,0 +1,42 @@
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    """
+    A 1-D convolution with both a stride and a dilation.
+    """
+
+    def __init__(self, in_channels: int, out_channels: int, kernel_size: int, stride: int = 1,
+                 dilation: int = 1, bias: bool = False):
+        super(Model, self).__init__()
+        self.conv1d = nn.Conv1d(in_channels, out_channels, kernel_size, stride=stride,
+                                dilation=dilation, bias=bias)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        """
+        Args:
+            x (torch.Tensor): Shape (batch_size, in_channels, length).
+
+        Returns:
+            torch.Tensor: Shape (batch_size, out_channels, length_out).
+        """
+        return self.conv1d(x)
+
+
+batch_size = 32
+in_channels = 64
+out_channels = 128
+kernel_size = 3
+length = 32768
+stride = 3
+dilation = 4
+
+
+def get_inputs():
+    x = torch.randn(batch_size, in_channels, length)
+    return [x]
+
+
+def get_init_inputs():
+    return [in_channels, out_channels, kernel_size, stride, dilation]
