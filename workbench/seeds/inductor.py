@@ -28,11 +28,12 @@ origin has no Python expression, an output that is not one of `call`'s results, 
 no Triton kernel at all (a file that only calls library kernels re-runs PyTorch), and any name
 the rewritten code would leave undefined.
 
-    python -m workbench.seeds.inductor PROBLEMS_JSONL OUT_JSONL [--baselines]
+    python -m workbench.seeds.inductor PROBLEMS_JSONL OUT_JSONL [--baselines] [--gpu-lock PATH]
 
 reads one `Problem.to_dict()` per line and writes one result per line as it goes (keys:
-problem_id, ok, error, source, validated, max_abs_err, compile_s and, with --baselines,
-eager_ms / compiled_ms of torch.compile in default mode with static shapes, no CUDA graphs).
+problem_id, ok, error, source, max_rel_err (full size), max_rel_err_small (CPU sizes), compile_s
+and, with --baselines, `baseline`: eager_ms / compiled_ms / compile_speedup of torch.compile in
+default mode with static shapes, no CUDA graphs, timed in this process).
 """
 from __future__ import annotations
 
@@ -53,6 +54,8 @@ KERNEL_KINDS = ("pointwise", "reduction", "persistent_reduction")
 #: Grid shapes it reproduces (torch._inductor.runtime.triton_heuristics.GridExpr subclasses).
 GRID_TYPES = ("Grid1D", "Grid2D", "Grid3D", "Grid2DWithYZOverflow")
 MAX_Y_GRID = 65535
+#: Largest difference from the reference (relative to the output's scale) a validated seed may show.
+VALIDATE_TOL = 1e-3
 _DROP_CALLS = {"assert_size_stride", "assert_alignment", "run_intermediate_hooks", "set_device",
                "check_memory_step", "track_tensor", "start_graph", "end_graph"}
 HEADER = """import math
@@ -658,9 +661,9 @@ def capture(problem: Problem, device: str = "cuda") -> dict[str, Any]:
 
 
 def validate(problem: Problem, source: str, device: str = "cuda", small: bool = False) -> float:
-    """Largest absolute difference between the seed's and the reference's outputs at full size
-    (`small`: at the problem's CPU sizes, a second shape); the problem's own code and a seed
-    written here are run in this process."""
+    """Largest difference between the seed's and the reference's outputs at full size (`small`:
+    at the problem's CPU sizes, a second shape), relative to 1 + the output's largest magnitude;
+    the problem's own code and a seed written here are run in this process."""
     import tempfile
 
     import torch
@@ -691,7 +694,9 @@ def validate(problem: Problem, source: str, device: str = "cuda", small: bool = 
     for x, y in zip(wa, wb):
         if x.shape != y.shape:
             return float("inf")
-        err = max(err, float((x.float() - y.float()).abs().max()) if x.numel() else 0.0)
+        if x.numel():
+            scale = 1.0 + float(x.float().abs().max())
+            err = max(err, float((x.float() - y.float()).abs().max()) / scale)
     return err
 
 
@@ -704,13 +709,56 @@ def seed_for(problem: Problem, device: str = "cuda") -> dict[str, Any]:
         out["compile_s"] = cap["compile_s"]
         src = rewrite(problem, cap["code"], cap["arg_exprs"], cap["outputs"], cap["configs"])
         out["source"] = src
-        err = validate(problem, src, device)
-        out["max_abs_err_small"] = validate(problem, src, device, small=True)
+        out["max_rel_err"] = validate(problem, src, device)
+        out["max_rel_err_small"] = validate(problem, src, device, small=True)
     except RewriteError as e:
         return out | {"ok": False, "error": str(e)[:1000]}
     except Exception as e:  # noqa: BLE001 - one problem's failure is its result
         return out | {"ok": False, "error": f"{type(e).__name__}: {str(e)[:1000]}"}
-    return out | {"ok": True, "max_abs_err": err}
+    worst = max(out["max_rel_err"], out["max_rel_err_small"])
+    if not worst <= VALIDATE_TOL:
+        return out | {"ok": False, "error": f"the rewritten seed differs from the reference by {worst:.3g} (relative)"}
+    return out | {"ok": True}
+
+
+def baseline(problem: Problem, mode: str = "default", lock_path: str | None = None) -> dict[str, Any]:
+    """The reference timed eager and under torch.compile (`mode`, static shapes, no CUDA graphs in
+    the default mode) in this process, interleaved on the same inputs (ratio of medians), L2
+    flushed; with `lock_path` (an executor's GPU lock) the timed region holds the GPU alone and
+    the compile shares it."""
+    import torch
+
+    from workbench.execution.gpu_lock import GpuLock
+    from workbench.execution.timing import L2Flusher, time_cuda_pair
+    from workbench.problems import load_source
+
+    lock = GpuLock(lock_path)
+    lp = load_source(problem.source, name=problem.id)
+    with lock.shared():
+        torch.manual_seed(0)
+        model = lp.Model(*lp.get_init_inputs()).cuda().eval()
+        sets = []
+        for k in range(3):
+            torch.manual_seed(9000 + k)
+            sets.append([x.cuda() if isinstance(x, torch.Tensor) else x for x in lp.get_inputs()])
+        compiled = torch.compile(model, mode=mode)
+        t0 = time.time()
+        with torch.no_grad():
+            compiled(*sets[0])
+        torch.cuda.synchronize()
+        compile_s = time.time() - t0
+        flush = L2Flusher(torch.device("cuda"))
+
+    def call(m):
+        def fn(inputs):
+            with torch.no_grad():
+                return m(*inputs)
+        return fn
+
+    with lock.exclusive():
+        eager, comp = time_cuda_pair(call(model), call(compiled), sets, flush=flush)
+    return {"mode": mode, "eager_ms": eager.median_ms, "compiled_ms": comp.median_ms,
+            "compile_speedup": eager.median_ms / comp.median_ms, "compile_s": round(compile_s, 2)}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -719,35 +767,36 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("out_jsonl")
     ap.add_argument("--baselines", action="store_true",
                     help="also time the reference eager and under torch.compile (default mode, static shapes)")
-    ap.add_argument("--device", default="cuda")
+    ap.add_argument("--gpu-lock", default=None, help="an executor's GPU lock file: time alone, compile shared")
+    ap.add_argument("--skip", default="", help="comma-separated problem ids not to do (a previous run died on them)")
     args = ap.parse_args(argv)
+    from workbench.execution.gpu_lock import GpuLock
+
+    skip = set(filter(None, args.skip.split(",")))
     problems = [Problem.from_dict(json.loads(ln)) for ln in Path(args.problems_jsonl).read_text().splitlines()
                 if ln.strip()]
+    lock = GpuLock(args.gpu_lock)
     with open(args.out_jsonl, "a") as f:
         for p in problems:
+            if p.id in skip:
+                continue
+            print(f"inductor: {p.id} ...", file=sys.stderr, flush=True)
             import torch._dynamo
 
             torch._dynamo.reset()
-            row = seed_for(p, args.device)
+            with lock.shared():
+                row = seed_for(p)
+            row.pop("capture", None)
             if args.baselines:
-                row["baseline"] = _baseline(p)
+                torch._dynamo.reset()
+                try:
+                    row["baseline"] = baseline(p, lock_path=args.gpu_lock)
+                except Exception as e:  # noqa: BLE001 - a reference torch.compile cannot handle is a result too
+                    row["baseline"] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
             f.write(json.dumps(row) + "\n")
             f.flush()
-            print(f"inductor seed {p.id}: {'ok' if row['ok'] else row['error'][:200]}", file=sys.stderr, flush=True)
+            print(f"inductor: {p.id} {'ok' if row['ok'] else row['error'][:200]}", file=sys.stderr, flush=True)
     return 0
-
-
-def _baseline(problem: Problem) -> dict[str, Any]:
-    from workbench.execution.compile_baseline import time_compiled
-
-    import torch._dynamo
-
-    torch._dynamo.reset()
-    try:
-        r = time_compiled(problem, mode="default")
-    except Exception as e:  # noqa: BLE001 - a reference torch.compile cannot handle is a result too
-        return {"error": f"{type(e).__name__}: {str(e)[:300]}"}
-    return {k: r[k] for k in ("eager_ms", "compiled_ms", "speedup_over_eager", "compile_s") if k in r}
 
 
 if __name__ == "__main__":
