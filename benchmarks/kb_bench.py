@@ -91,6 +91,27 @@ def append_row(path: Path, row: dict) -> None:
         os.close(fd)
 
 
+class OneAtATime:
+    """A generator whose calls run one at a time across threads: Python 3.11's ast module (seeds
+    are made and mutated through it) is not safe to use from several threads at once."""
+
+    lock = threading.Lock()
+
+    def __init__(self, gen):
+        self.gen, self.name = gen, gen.name
+
+    def seeds(self, problem):
+        with self.lock:
+            return self.gen.seeds(problem)
+
+    def children(self, ctx):
+        with self.lock:
+            return self.gen.children(ctx)
+
+    def generation_info(self, candidate_id):
+        return self.gen.generation_info(candidate_id)
+
+
 # =========================================================================== one problem
 def search_row(problem: Problem, executor, forecaster, args, inductor: dict | None, store_dir: str) -> dict[str, Any]:
     """Seed and search one problem; its row (see the module doc)."""
@@ -103,7 +124,7 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
                            "budget": args.budget}
     t0 = time.time()
     source = (inductor or {}).get("source") if (inductor or {}).get("ok") else None
-    gen = MutationGenerator(ZooGenerator(inductor={problem.id: source} if source else None))
+    gen = OneAtATime(MutationGenerator(ZooGenerator(inductor={problem.id: source} if source else None)))
     with Store(Path(store_dir) / f"{problem.id.replace('/', '_')}.sqlite") as store:
         store.put_problem(problem)
         run = SearchRun(store, problem, executor, gen, forecaster, make_method(args.method, k=4, m=4),

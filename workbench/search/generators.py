@@ -85,9 +85,13 @@ class ZooGenerator(Generator):
 
     name = "zoo"
 
-    def __init__(self, include_cuda: bool = False, inductor: dict[str, str] | None = None):
+    def __init__(self, include_cuda: bool = False, inductor: dict[str, str] | None = None,
+                 family_variants: bool = True):
+        """`inductor`: Inductor seeds by problem id; `family_variants`: also each family kind
+        lowered alone (more seeds, more tracing)."""
         self.include_cuda = include_cuda
         self.inductor = dict(inductor or {})
+        self.family_variants = family_variants
         self._kinds: dict[str, str] = {}
 
     def seeds(self, problem: Problem) -> list[Candidate]:
@@ -96,7 +100,7 @@ class ZooGenerator(Generator):
 
         cands = [c for c in zoo_candidates(problem.id) if self.include_cuda or c.backend != "cuda"]
         if not cands:
-            cands = seeds_for(problem, self.inductor.get(problem.id))
+            cands = seeds_for(problem, self.inductor.get(problem.id), family_variants=self.family_variants)
         if not cands:
             raise ConfigError(f"the zoo has no kernel for {problem.id} and no seed could be made from its reference "
                               "(it neither builds on the meta device nor traces); check that `workbench problems "

@@ -401,8 +401,11 @@ def _ew_handler(low: Lowerer, node) -> bool:
                 return False
         except RuntimeError:
             return False
-    inplace = p.pop("inplace", False) or getattr(low.modules.get(node.target), "inplace", False) \
-        or str(node.target).endswith("_")
+    p.pop("inplace", None)
+    inplace = bool(node.kwargs.get("inplace")) or getattr(low.modules.get(node.target), "inplace", False) \
+        or (node.op == "call_method" and str(node.target).endswith("_")) \
+        or (name in ("leaky_relu", "elu", "celu", "hardtanh") and node.op == "call_function"
+            and any(a is True for a in node.args[2:]))
     if inplace and any(len(a.users) > 1 for a in tensors):
         return False  # the reference overwrites a value that something else reads
     # The run this node joins: the open run (or matmul epilogue) of its single-use producer.

@@ -26,8 +26,9 @@ _PREFIX = "seed:"
 
 
 def seed_kind(origin: str) -> str | None:
-    """The seed kind an origin names ("seed:family:matmul" -> "family"); "zoo" for hand-written
-    zoo kernels; None for anything else (a mutation, an LLM answer)."""
+    """The seed kind an origin names: "seed:inductor" and "seed:generic"; "lowering:<kinds>" (the
+    family lowering) -> "family"; "zoo" for hand-written zoo kernels; None for anything else (a
+    mutation, an LLM answer)."""
     if origin.startswith(_PREFIX):
         kind = origin[len(_PREFIX):].split(":", 1)[0]
         return kind if kind in SEED_KINDS else None
@@ -69,10 +70,10 @@ def seeds_for(problem: Problem, inductor_source: str | None = None, family_varia
     if family_variants:
         variants += [(f,) for f in FAMILIES]
     for fams in variants[:1]:
-        add(lower(problem, fams, tf32=tf32), "seed:family:" + "+".join(fams))
+        add(lower(problem, fams, tf32=tf32), "lowering:" + "+".join(fams))
     add(generic_source(problem), "seed:generic")
     for fams in variants[1:]:
-        add(lower(problem, fams, tf32=tf32), "seed:family:" + "+".join(fams))
+        add(lower(problem, fams, tf32=tf32), "lowering:" + "+".join(fams))
     return out
 
 

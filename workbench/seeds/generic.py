@@ -12,8 +12,9 @@ where a traced graph holds the sizes it was traced at. Rewritten:
   (`torch.softmax(x, dim=1)`, `F.conv2d(...)`, `x.sum(dim=1)`) -> `_t_fn("softmax", x, dim=1)`;
 - the operators + - * / ** @ & | ~, unary minus and comparisons -> `_t_op("add", a, b)`, which
   computes with the operator itself when neither side is a tensor (sizes, flags);
-- `x += y` on a name -> `x = _t_op("add", x, y)`; an in-place method statement `x.relu_()` ->
-  `x = _t_fn("relu", x)`.
+- `x += y` on a name -> `x = _t_iop("add", x, y)` and an in-place method statement `x.relu_()` ->
+  `_t_fn("relu", x, inplace=True)`: on a tensor the result is written into it, as PyTorch does
+  (an `inplace=True` argument or an in-place module likewise).
 
 Everything else (views, indexing, cat / stack, tensor creation, unsupported ops and modules)
 stays in PyTorch. Each library entry raises rather than fall back to PyTorch when it meets an
@@ -159,7 +160,7 @@ class _Rewriter(ast.NodeTransformer):
         op = _BINOPS.get(type(node.op))
         if op is None or not isinstance(node.target, ast.Name):
             return node
-        value = self._call("_t_op", [ast.Constant(op), ast.Name(node.target.id, ast.Load()), node.value], [])
+        value = self._call("_t_iop", [ast.Constant(op), ast.Name(node.target.id, ast.Load()), node.value], [])
         return ast.Assign(targets=[ast.Name(node.target.id, ast.Store())], value=value)
 
     def visit_Expr(self, node: ast.Expr) -> ast.AST:
@@ -167,9 +168,8 @@ class _Rewriter(ast.NodeTransformer):
         if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
                 and call.func.attr.endswith("_") and call.func.attr[:-1] in METHODS:
             self.generic_visit(call)
-            value = self._call("_t_fn", [ast.Constant(call.func.attr[:-1]), call.func.value, *call.args],
-                               call.keywords)
-            return ast.Assign(targets=[ast.Name(call.func.value.id, ast.Store())], value=value)
+            return ast.Expr(self._call("_t_fn", [ast.Constant(call.func.attr[:-1]), call.func.value, *call.args],
+                                       call.keywords + [ast.keyword("inplace", ast.Constant(True))]))
         self.generic_visit(node)
         return node
 

@@ -1499,8 +1499,21 @@ def _t_einsum(eq, *ops):
     return res.permute(*[order.index(c) for c in out]).contiguous()
 
 
+def _inplace(x, out):
+    """The reference's in-place op: the result written into its input (which others may read)."""
+    if not _is_t(x) or x.shape != out.shape:
+        raise _Unsupported("in-place op on this input")
+    x.copy_(out)
+    return x
+
+
 def _t_fn(name, *args, **kw):
-    """torch.<name> / F.<name> / tensor.<name> (the tensor first) on the library, or _Unsupported."""
+    """torch.<name> / F.<name> / tensor.<name> (the tensor first) on the library, or _Unsupported.
+    An `inplace=True` argument writes the result into the input, as the reference does."""
+    if kw.get("inplace") is True or (name in ("leaky_relu", "elu", "celu", "hardtanh")
+                                     and any(a is True for a in args[2:])):
+        kw = {k: v for k, v in kw.items() if k != "inplace"}
+        return _inplace(args[0], _t_fn(name, *[a for a in args if a is not True], **kw))
     if name == "einsum":
         return _t_einsum(*args)
     if name in ("dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout"):
@@ -1653,6 +1666,13 @@ _PY = {"add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b:
        "and": lambda a, b: a & b, "or": lambda a, b: a | b}
 
 
+def _t_iop(name, a, b):
+    """`a op= b`: on a tensor, the result written into a (as PyTorch does); else the operator."""
+    if not _is_t(a):
+        return _t_op(name, a, b)
+    return _inplace(a, _t_op(name, a, b))
+
+
 def _t_op(name, a, b=None):
     """A Python operator: on tensors the library's kernel, on anything else the operator itself."""
     if name == "neg":
@@ -1690,6 +1710,14 @@ def _t_mod(m, *args, **kw):
             x = _t_mod(child, x)
         return x
     x = args[0] if args else None
+    if getattr(m, "inplace", False) is True and kind not in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+                                                              "AlphaDropout"):
+        return _inplace(x, _t_leaf(kind, m, x, args, kw))
+    return _t_leaf(kind, m, x, args, kw)
+
+
+def _t_leaf(kind, m, x, args, kw):
+    """A leaf module the library implements (see _t_mod)."""
     if kind in ("Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout", "Identity"):
         if m.training and getattr(m, "p", 0) > 0:
             raise _Unsupported("dropout while training")
