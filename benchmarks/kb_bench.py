@@ -225,9 +225,11 @@ class _Capture:
         self.thread.start()
 
     def _loop(self) -> None:
-        todo_file = self.out.with_suffix(".todo.jsonl")
+        todo_file = Path(tempfile.mkdtemp(prefix="kb-capture-")) / "todo.jsonl"  # not under --out: few files return
         todo_file.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in self.problems))
-        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(self.args.gpu), PYTHONPATH=str(ROOT))
+        # Inductor's parallel compile pool, one per GPU process: a few threads each, not every core.
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(self.args.gpu), PYTHONPATH=str(ROOT),
+                   TORCHINDUCTOR_COMPILE_THREADS=str(self.args.compile_threads))
         while not self.done:
             have = read_rows(self.out)
             left = [p.id for p in self.problems if p.id not in have and p.id not in self.skip]
@@ -300,7 +302,7 @@ def metrics(rows: list[dict]) -> dict[str, Any]:
         "best_over_eager_median": _median(eager),
         "best_over_compile_median": _median(vs_compile),
         "share_beating_compile": (sum(1 for v in vs_compile if v > 1.0) / len(vs_compile)) if vs_compile else None,
-        "seed_kinds": {k: sum(1 for r in rows if r.get("seed_kind") == k)
+        "seed_kinds": {k: sum(1 for r in rows if (r.get("seed_kind") or "none") == k)
                        for k in sorted({r.get("seed_kind") or "none" for r in rows})},
     }
 
@@ -342,6 +344,8 @@ def run_parent(args) -> int:
     problems, errors = load_dir(args.folder)
     for e in errors:
         log(f"not loaded: {e}")
+    if args.every > 1:
+        problems = problems[:: args.every]
     if args.limit:
         problems = problems[: args.limit]
     previous = read_rows(*(args.resume or []))
@@ -359,7 +363,7 @@ def run_parent(args) -> int:
         for g, ps in shards.items():
             if not ps:
                 continue
-            pf = out / f"kb-todo-{'cpu' if g is None else g}.jsonl"
+            pf = Path(tempfile.mkdtemp(prefix="kb-shard-")) / "todo.jsonl"
             pf.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in ps))
             cmd = [sys.executable, str(Path(__file__).resolve()), str(args.folder), "--shard", "--problems-file",
                    str(pf), "--out", str(out), "--budget", str(args.budget), "--method", args.method,
@@ -369,6 +373,7 @@ def run_parent(args) -> int:
             cmd += ["--cpu"] if args.cpu else ["--gpu", str(g)]
             cmd += ["--workers", str(args.workers)] if args.workers else []
             cmd += ["--no-inductor"] if args.no_inductor else []
+            cmd += ["--compile-threads", str(args.compile_threads)]
             procs.append(subprocess.Popen(cmd, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(ROOT)))
             log(f"shard {g}: {len(ps)} problems")
         for p in procs:
@@ -376,7 +381,7 @@ def run_parent(args) -> int:
     rows = read_rows(rows_path, *(Path(s) for s in ([args.summarize] if args.summarize else [])))
     doc = summary(problems, rows, args)
     left = [p.id for p in problems if p.id not in rows]
-    log(f"{len(rows)} rows; {len(left)} problems left" + (f" ({', '.join(left[:8])}...)" if left else ""))
+    log(f"{time.time() - t_start:.0f} s; {len(rows)} rows; {len(left)} problems left" + (f" ({', '.join(left[:8])}...)" if left else ""))
     if doc is None:
         log("no summary: not every problem has a row from one GPU type yet (run again with --resume)")
         print(json.dumps(metrics([rows[p.id] for p in problems if p.id in rows]), indent=2))
@@ -385,7 +390,7 @@ def run_parent(args) -> int:
     if args.cpu:
         print(json.dumps(doc["metrics"], indent=2))
         return 0
-    full = Path(args.folder).resolve() == CORPUS.resolve() and not args.limit
+    full = Path(args.folder).resolve() == CORPUS.resolve() and not args.limit and args.every == 1
     for p in write_results(RESULTS, f"kb-corpus-{doc['gpu']}.json", text, full, str(out),
                            "partial run (--limit or another folder): no results file written"):
         log(f"wrote {p}")
@@ -423,6 +428,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="how long a search waits for its problem's Inductor seed")
     ap.add_argument("--no-inductor", action="store_true", help="no Inductor seeds and no torch.compile baseline")
     ap.add_argument("--limit", type=int, default=0, help="only the first N problems")
+    ap.add_argument("--every", type=int, default=1, help="only every Nth problem (a smoke run over all kinds)")
+    ap.add_argument("--compile-threads", type=int, default=8, help="Inductor compile threads per GPU process")
     ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU (interpreter); no results file")
     ap.add_argument("--shard", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--problems-file", default=None, help=argparse.SUPPRESS)
