@@ -63,9 +63,121 @@ import torch
 import torch.nn as nn
 import triton
 import triton.language as tl
-from torch._inductor.runtime import triton_helpers
-from torch._inductor.runtime.triton_helpers import libdevice, math as tl_math
+from triton.language.extra import libdevice
+
+tl_math = tl.math
 """
+#: The helpers Inductor's kernels call from torch._inductor.runtime.triton_helpers, written here as
+#: `_th_<name>` (importing anything under torch._inductor would import torch._dynamo, which
+#: replaces torch functions such as manual_seed: the executor's runtime guard rightly flags that).
+HELPERS = {
+    "maximum": """@triton.jit
+def _th_maximum(a, b):
+    # NaN wins, as in torch.maximum
+    return tl.where((a > b) | (a != a), a, b)
+""",
+    "minimum": """@triton.jit
+def _th_minimum(a, b):
+    return tl.where((a < b) | (a != a), a, b)
+""",
+    "max2": """@triton.jit
+def _th_max2(a, dim):
+    return tl.reduce(a, dim, _th_maximum)
+""",
+    "min2": """@triton.jit
+def _th_min2(a, dim):
+    return tl.reduce(a, dim, _th_minimum)
+""",
+    "prod": """@triton.jit
+def _th_mul(a, b):
+    return a * b
+
+
+@triton.jit
+def _th_prod(a, dim):
+    return tl.reduce(a, dim, _th_mul)
+""",
+    "any": """@triton.jit
+def _th_or(a, b):
+    return a | b
+
+
+@triton.jit
+def _th_any(a, dim):
+    return tl.reduce(a != 0, dim, _th_or)
+""",
+    "promote_to_tensor": """@triton.jit
+def _th_promote_to_tensor(x):
+    return x + tl.zeros((1,), tl.int1)
+""",
+    "exp": """@triton.jit
+def _th_exp(x, use_fast_math: tl.constexpr = False):
+    return tl.exp(x)
+""",
+    "welford_reduce": """@triton.jit
+def _th_welford_reduce(value, mean, m2, weight, first_iteration):
+    # One more element into running (mean, sum of squared deviations, count).
+    if first_iteration:
+        new_weight = tl.full(weight.shape, 1, weight.dtype)
+        new_mean = value
+        new_m2 = tl.zeros_like(m2)
+    else:
+        delta = value - mean
+        new_weight = weight + 1
+        new_mean = mean + delta / new_weight
+        new_m2 = m2 + delta * (value - new_mean)
+    return new_mean, new_m2, new_weight
+""",
+    "welford_combine": """@triton.jit
+def _th_welford_combine(mean_1, m2_1, weight_1, mean_2, m2_2, weight_2):
+    delta = mean_2 - mean_1
+    new_weight = weight_1 + weight_2
+    share = tl.where(new_weight == 0.0, 0.0, weight_2 / new_weight)
+    return mean_1 + delta * share, m2_1 + m2_2 + delta * delta * weight_1 * share, new_weight
+""",
+    "welford": """@triton.jit
+def _th_welford(mean, m2, weight, dim):
+    return tl.reduce((mean, m2, weight), dim, _th_welford_combine)
+""",
+    "online_softmax_combine": """@triton.jit
+def _th_online_softmax_combine(lhs_max, lhs_sum, rhs_max, use_fast_math: tl.constexpr):
+    # Running (max, sum of exp(x - max)) with one more element rhs_max.
+    out_max = _th_maximum(lhs_max, rhs_max)
+    lhs_scale = tl.where(out_max == float("-inf"), 1.0, tl.exp(lhs_max - out_max))
+    rhs_scale = tl.where(out_max == float("-inf"), 1.0, tl.exp(rhs_max - out_max))
+    return out_max, lhs_sum * lhs_scale + rhs_scale
+""",
+    "online_softmax_reduce": """@triton.jit
+def _th_online_softmax_reduce(lhs_max, lhs_sum, dim, use_fast_math: tl.constexpr):
+    out_max = _th_max2(lhs_max, dim)
+    keep = tl.expand_dims(out_max, dim)
+    delta = tl.where(keep == float("-inf"), 0.0, lhs_max - keep)
+    return out_max, tl.sum(lhs_sum * tl.exp(delta), dim)
+""",
+    "select_one": """@triton.jit
+def _th_select_one(x, mask, dim, keep_dims: tl.constexpr = False):
+    # The element of x where mask is set (one per slice along dim).
+    out = tl.sum(tl.where(mask, x, 0), dim)
+    if keep_dims:
+        out = tl.expand_dims(out, dim)
+    return out
+""",
+    "div_floor_integer": """@triton.jit
+def _th_div_floor_integer(a, b):
+    quot = a // b
+    rem = a % b
+    return tl.where((rem != 0) & ((a < 0) != (b < 0)), quot - 1, quot)
+""",
+    "remainder_integer": """@triton.jit
+def _th_remainder_integer(a, b):
+    rem = a % b
+    return tl.where((rem != 0) & ((rem < 0) != (b < 0)), rem + b, rem)
+""",
+}
+#: Helpers that call other helpers.
+_HELPER_NEEDS = {"max2": ("maximum",), "min2": ("minimum",), "welford": ("welford_combine",),
+                 "online_softmax_combine": ("maximum",), "online_softmax_reduce": ("max2", "maximum")}
+_HELPER_CALL = re.compile(r"\btriton_helpers\.(\w+)\(")
 
 
 class RewriteError(WorkbenchError):
@@ -140,10 +252,33 @@ _LIBDEVICE = re.compile(r"\blibdevice\.(" + "|".join(_TL_MATH) + r")\(")
 
 
 def _function_text(src: str, node: ast.FunctionDef) -> str:
-    """A function's source without its decorators, re-decorated `@triton.jit`."""
+    """A function's source without its decorators, re-decorated `@triton.jit`, with Inductor's
+    helpers called as the `_th_` functions written here (RewriteError for one not written)."""
     lines = src.splitlines()
     text = "\n".join(lines[node.lineno - 1: node.end_lineno])
+    missing = sorted({m for m in _HELPER_CALL.findall(text) if m not in HELPERS})
+    if missing:
+        raise RewriteError(f"kernel {node.name} calls Inductor helpers with no equivalent here: {', '.join(missing)}")
+    text = _HELPER_CALL.sub(lambda m: f"_th_{m.group(1)}(", text)
+    if "triton_helpers" in text:
+        raise RewriteError(f"kernel {node.name} uses triton_helpers other than by calls")
     return "@triton.jit\n" + _LIBDEVICE.sub(r"tl.math.\1(", text)
+
+
+def _helpers_for(texts: list[str]) -> list[str]:
+    """The `_th_` helper definitions the kernel texts call, dependencies first."""
+    used = {m for t in texts for m in re.findall(r"\b_th_(\w+)\(", t) if m in HELPERS}
+    order: list[str] = []
+
+    def add(name: str) -> None:
+        for dep in _HELPER_NEEDS.get(name, ()):
+            add(dep)
+        if name not in order:
+            order.append(name)
+
+    for name in sorted(used):
+        add(name)
+    return [HELPERS[n] for n in order]
 
 
 def _dotted(node: ast.AST) -> str:
@@ -412,6 +547,7 @@ def rewrite(problem: Problem, code: str, arg_exprs: list[str], outputs: Any,
            "its generated Triton kernels launched with the configuration its autotuner picked, and its\n"
            'call() with the runtime helpers written as torch calls."""\n')
     parts = [doc + HEADER, _reference_source(problem)]
+    parts += _helpers_for(helpers + [k.text for k in kernels.values()])
     parts += helpers
     parts += [k.text for k in kernels.values()]
     parts += [_launcher(k, (configs or {}).get(k.name)) for k in kernels.values()]

@@ -381,6 +381,16 @@ def _tl_prod(a, b):
 
 
 @triton.jit
+def _tl_product(v, axis: tl.constexpr):
+    # A product along an axis in log space: exp of the sum of log|v|, the sign from the parity of
+    # the count of negatives (a zero gives 0). Triton's generic reduce (tl.reduce with a combine
+    # function) steps element by element in the interpreter; sums do not.
+    mag = tl.exp(tl.sum(tl.log(tl.abs(v)), axis=axis))
+    neg = tl.sum(tl.where(v < 0.0, 1.0, 0.0), axis=axis)
+    return tl.where(neg - 2.0 * tl.floor(neg * 0.5) > 0.5, -mag, mag)
+
+
+@triton.jit
 def _tl_red_init(OP: tl.constexpr):
     if OP == "amax":
         v = -float("inf")
@@ -419,7 +429,7 @@ def _tl_red_final(acc, R, AXIS: tl.constexpr, OP: tl.constexpr):
     elif OP == "amin":
         r = tl.min(acc, axis=AXIS)
     elif OP == "prod":
-        r = tl.reduce(acc, AXIS, _tl_prod)
+        r = _tl_product(acc, AXIS)
     elif OP == "norm2":
         r = tl.sqrt(tl.sum(acc, axis=AXIS))
     elif OP == "norminf":
@@ -639,13 +649,23 @@ def _tl_scan(x_ptr, out_ptr, R, INNER, PROD: tl.constexpr, BLOCK_R: tl.constexpr
         offs = base + r[:, None] * INNER + pos[None, :]
         if PROD:
             v = tl.load(x_ptr + offs, mask=m, other=1.0).to(tl.float32)
-            c = tl.cumprod(v, axis=0) * carry[None, :]
-            carry = carry * tl.reduce(v, 0, _tl_prod)
+            c = _tl_cumprod(v, 0) * carry[None, :]
+            carry = carry * _tl_product(v, 0)
         else:
             v = tl.load(x_ptr + offs, mask=m, other=0.0).to(tl.float32)
             c = tl.cumsum(v, axis=0) + carry[None, :]
             carry = carry + tl.sum(v, axis=0)
         tl.store(out_ptr + offs, c.to(out_ptr.dtype.element_ty), mask=m)
+
+
+@triton.jit
+def _tl_cumprod(v, axis: tl.constexpr):
+    # The running product in log space: exp of the running sum of log|v|, the sign from the parity
+    # of the running count of negatives (a zero gives log 0 = -inf, and stays 0 after). Triton's
+    # generic scan (tl.cumprod) steps element by element in the interpreter.
+    mag = tl.exp(tl.cumsum(tl.log(tl.abs(v)), axis=axis))
+    neg = tl.cumsum(tl.where(v < 0.0, 1.0, 0.0), axis=axis)
+    return tl.where(neg - 2.0 * tl.floor(neg * 0.5) > 0.5, -mag, mag)
 
 
 @triton.jit
@@ -662,8 +682,8 @@ def _tl_scan_rows(x_ptr, out_ptr, n_out, R, PROD: tl.constexpr, ROWS: tl.constex
         m = pmask[:, None] & (r[None, :] < R)
         if PROD:
             v = tl.load(x_ptr + base + r[None, :], mask=m, other=1.0).to(tl.float32)
-            c = tl.cumprod(v, axis=1) * carry[:, None]
-            carry = carry * tl.reduce(v, 1, _tl_prod)
+            c = _tl_cumprod(v, 1) * carry[:, None]
+            carry = carry * _tl_product(v, 1)
         else:
             v = tl.load(x_ptr + base + r[None, :], mask=m, other=0.0).to(tl.float32)
             c = tl.cumsum(v, axis=1) + carry[:, None]
@@ -1756,7 +1776,8 @@ def _t_leaf(kind, m, x, args, kw):
     if kind in ("AvgPool1d", "AvgPool2d", "AvgPool3d"):
         return _t_pool(x, int(kind[-2]), m.kernel_size, m.stride, m.padding, 1, m.ceil_mode, False,
                        m.count_include_pad, getattr(m, "divisor_override", None))
-    if kind.startswith("Adaptive") and kind[-2] in "123":
+    if kind in ("AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d",
+                "AdaptiveMaxPool3d"):
         if getattr(m, "return_indices", False):
             raise _Unsupported("return_indices")
         return _t_pool(x, int(kind[-2]), m.output_size, is_max="Max" in kind, adaptive=True)
