@@ -41,12 +41,15 @@ def executor_from_env() -> tuple[str, str | None]:
     return kind, os.environ.get("WORKBENCH_RAY_ADDRESS") or None
 
 
-def make_executor(target: Target | str, store: Any = None, **options: Any):
+def make_executor(target: Target | str, store: Any = None, contract: Any = None, **options: Any):
     """The executor of `target`: CacheExecutor over `store`'s recorded measurements (replay),
     LocalGPUExecutor (cuda:N), CPUExecutor (cpu) or, for a Ray target, RayExecutor or
     RayActorExecutor (option `ray_mode`, else $WORKBENCH_RAY_MODE: actors | tasks). `options` go to the live
     executors' constructors (workers, timeouts, ...); a replay takes none. A cuda target may be
-    given `gpus=[0, 1, ...]`: several local GPUs of one type instead of GPU N alone."""
+    given `gpus=[0, 1, ...]`: several local GPUs of one type instead of GPU N alone.
+    `contract` (a `workbench.problems.contract.Contract`; None: the default) is the precision,
+    tolerance and trials every measurement is judged by: live executors get it in their job
+    options, a replay answers only from measurements recorded under it."""
     target = Target.parse(target) if isinstance(target, str) else target
     if target.kind == "replay":
         from workbench.execution.executors import CacheExecutor
@@ -56,7 +59,9 @@ def make_executor(target: Target | str, store: Any = None, **options: Any):
         if options:
             raise ConfigError(f"{target} replays recorded measurements; executor options "
                               f"({', '.join(options)}) apply to live targets only")
-        return CacheExecutor.from_store(store, target.key)
+        return CacheExecutor.from_store(store, target.key, contract=contract)
+    if contract is not None:
+        options["options"] = {**dict(options.get("options") or {}), **contract.options()}
     if target.kind == "cpu":
         from workbench.execution.executors import CPUExecutor
 
@@ -202,10 +207,42 @@ def make_forecaster(spec: SearchSpec, store: Any, problem, hardware_key: str, ll
     from workbench.forecast.fitted import fit_or_load
 
     # Fit on other problems only: the searched problem's own measurements would leak the answer.
+    problems, candidates = store.problems(), store.candidates()
     ms = [m for m in store.measurements(hardware_key=hardware_key) if m.problem_id != problem.id]
-    return fit_or_load(store.problems(), store.candidates(), ms, hardware_key=hardware_key,
+    if not ms and hardware_key == "cpu":
+        problems, candidates, ms, hardware_key = _gpu_rows_for_cpu(store, problem, progress)
+    return fit_or_load(problems, candidates, ms, hardware_key=hardware_key,
                        settings={"reference_time": choice.reference_time}, progress=progress,
                        cache_dir=cache_dir)
+
+
+#: The GPU type whose measurements a learned forecaster is fitted on for a CPU search.
+CPU_STAND_IN_GPU = "h100"
+
+
+def _gpu_rows_for_cpu(store: Any, problem: Any, progress: Callable[[str], None] | None):
+    """(problems, candidates, measurements, hardware key) to fit a learned forecaster on for a
+    search on the CPU, where no measurement is GPU data: the database's `CPU_STAND_IN_GPU`
+    measurements, else the shipped ones (`kernels_cache/shipped`), the searched problem left out.
+    The forecasts then rank candidates as that GPU would."""
+    ms = [m for m in store.measurements(hardware_key=CPU_STAND_IN_GPU) if m.problem_id != problem.id]
+    problems, candidates = store.problems(), store.candidates()
+    where = "the database"
+    if not ms:
+        from pathlib import Path
+
+        from workbench.dataset import DEFAULT_SHIPPED_DIR, load_shipped
+
+        if not Path(DEFAULT_SHIPPED_DIR).joinpath("kernels.parquet").exists():
+            raise ConfigError("a learned forecaster for a CPU search is fitted on GPU measurements, and there "
+                              f"are none: load some (`workbench dataset load-shipped`) or use --forecaster roofline")
+        problems, candidates, shipped = load_shipped(DEFAULT_SHIPPED_DIR)
+        ms = [m for m in shipped if m.hardware_key == CPU_STAND_IN_GPU and m.problem_id != problem.id]
+        where = f"the shipped data ({DEFAULT_SHIPPED_DIR})"
+    if progress is not None:
+        progress(f"CPU times are not GPU data: the learned forecaster is fitted on the {CPU_STAND_IN_GPU} "
+                 f"measurements of {where} and ranks candidates as that GPU would")
+    return problems, candidates, ms, CPU_STAND_IN_GPU
 
 
 # ---------------------------------------------------------------------- runs
@@ -239,7 +276,7 @@ def build(spec: SearchSpec, store: Any, *, llm: Any = None, progress: Callable[[
     elif problem.id != spec.problem:
         raise ConfigError(f"the problem given ({problem.id}) is not the spec's ({spec.problem})")
     if executor is None:
-        executor = make_executor(spec.target, store, **executor_options)
+        executor = make_executor(spec.target, store, contract=spec.contract, **executor_options)
     if generator is None:
         generator = make_generator(spec, store, problem, executor, llm)
     if forecaster is FROM_SPEC:

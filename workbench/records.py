@@ -202,6 +202,12 @@ class Measurement(_Record):
 
     Times are medians in milliseconds with a 95% confidence interval of the median;
     `speedup` = reference_ms / candidate_ms, set only when status is ok.
+
+    The contract it was judged by (`workbench.problems.contract.Contract`): `precision` the
+    reference, the candidate and the inputs ran at ("native": the file as written; fp32, fp16,
+    bf16: cast), `tolerance` the outputs were compared with ("project", "kernelbench",
+    "legacy" or a number, atol = rtol) and `trials` the seeded input trials it had to pass (0:
+    not recorded). Records from before these fields read as native / project.
     """
 
     candidate_id: str
@@ -223,6 +229,9 @@ class Measurement(_Record):
     log: str = ""
     hardware_json: str = ""  # the full Hardware record, JSON
     measured_at: str = field(default_factory=now_iso)
+    precision: str = "native"
+    tolerance: str = "project"
+    trials: int = 0
 
     def __post_init__(self):
         if not isinstance(self.status, Status):

@@ -58,10 +58,7 @@ MIN_EAGER_MS, MAX_EAGER_MS = 0.05, 20.0
 SMALL_BYTES, SMALL_FLOPS, SMALL_FLOOR = 4 * 2**20, 5e7, 8
 
 #: (check, problem id) -> what the current engine does wrong there. Each is a strict xfail.
-KNOWN_ENGINE_GAPS: dict[tuple[str, str], str] = {
-    ("cpu_sizes", "L3/2_ShallowWideMLP"): "automatic CPU sizes leave list-valued sizes (hidden_layer_sizes) full",
-    ("cpu_sizes", "L3/17_VGGStyleStack"): "automatic CPU sizes leave list-valued sizes (stage_channels) full",
-}
+KNOWN_ENGINE_GAPS: dict[tuple[str, str], str] = {}
 
 
 def _pid(path: Path) -> str:

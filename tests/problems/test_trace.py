@@ -3,6 +3,7 @@ device at full size, fast, and recurrent layers stood in for by work of the same
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 import torch
@@ -64,7 +65,7 @@ def test_the_benchmarks_idioms_trace_at_full_size(name):
     gm = trace.graph(loaded)
     out_node = next(n for n in gm.graph.nodes if n.op == "output").args[0]
     assert tuple(out_node.meta["tensor_meta"].shape) == out_shape
-    assert time.monotonic() - t0 < 10
+    assert time.monotonic() - t0 < 60  # seconds at most (cold imports included), never minutes
     assert derive_counts(loaded).source == "derived"
     # No annotation survives into generated code.
     assert "torch.Tensor" not in gm.code
@@ -155,7 +156,8 @@ def get_inputs():
 
     t0 = time.monotonic()
     run = trace.run(loaded, on_op=record)
-    assert time.monotonic() - t0 < 5, "a recurrent reference must not take minutes to trace"
+    assert time.monotonic() - t0 < 30, "a recurrent reference must not take minutes to trace"
+    assert run.ops < 1000  # step by step, the meta device would see tens of thousands of ops
     gm = trace.graph(loaded)
     assert "self.rnn(x)" in gm.code
     # The same module at a small sequence length, run for real on the CPU: same output shapes,
@@ -195,7 +197,7 @@ def test_untraceable_references_are_refused_fast_with_the_reason():
     data_dependent = _source("def forward(self, x):\n        return x[x > 0].sum()", [(1024,)])
     with pytest.raises(trace.TraceError, match="meta"):
         trace.run(load_source(data_dependent, name="dd"))
-    loop = _source("def forward(self, x):\n        for _ in range(100000):\n            x = x + 1\n"
+    loop = _source("def forward(self, x):\n        for _ in range(30000):\n            x = x + 1\n"
                    "        return x", [(16,)])
     t0 = time.monotonic()
     with pytest.raises(trace.TraceError, match="more than"):
@@ -203,3 +205,21 @@ def test_untraceable_references_are_refused_fast_with_the_reason():
     assert time.monotonic() - t0 < 30
     broken = _source("def forward(self, x):\n        return undefined_name(x)", [(4,)])
     assert "undefined_name" in derive_counts(load_source(broken, name="b")).error
+
+
+CORPORA = sorted((Path(__file__).parent / "kb_corpus").glob("level*/*.py")) + \
+    sorted((Path(__file__).parent / "corpus").glob("level*/*.py"))
+
+
+@pytest.mark.parametrize("path", CORPORA, ids=lambda p: f"{p.parent.parent.name}/{p.parent.name}/{p.stem}")
+def test_every_corpus_file_has_an_fx_graph_at_full_size(path):
+    """The lowering's view of each corpus file: its fx graph at full size on the meta device, the
+    output's shapes those of the reference run there."""
+    loaded = load_source(path.read_text(), name=path.stem)
+    run = trace.run(loaded)
+    gm = trace.graph(loaded)
+    out = next(n for n in gm.graph.nodes if n.op == "output").args[0]
+    want = [tuple(t.shape) for t in torch.utils._pytree.tree_flatten(run.output)[0] if isinstance(t, torch.Tensor)]
+    got_meta = torch.fx.node.map_arg(out, lambda n: n.meta.get("val"))
+    got = [tuple(t.shape) for t in torch.utils._pytree.tree_flatten(got_meta)[0] if isinstance(t, torch.Tensor)]
+    assert got == want and want

@@ -164,3 +164,23 @@ def test_local_forecaster_files_are_checked_with_the_front_ends_labels(tmp_path)
     # a choice whose files are gone still reads back (a stored search stays listable)
     gone = ForecasterChoice("local", model=str(tmp_path / "gone"), adapter=str(tmp_path / "gone-adapter"))
     assert SearchSpec.from_dict(SearchSpec("L1/01_softmax", forecaster=gone).to_dict()).forecaster == gone
+
+
+def test_the_contract_is_part_of_the_spec(tmp_path):
+    from workbench.commands.search import spec_from_args
+    from workbench.cli import build_parser
+    from workbench.problems.contract import Contract
+    from workbench.store import Store
+
+    spec = SearchSpec("L1/01_softmax", contract="fp16")
+    assert spec.contract == Contract("fp16") and spec.contract.tolerance == "kernelbench"
+    assert SearchSpec.from_dict(spec.to_dict()) == spec
+    old = SearchSpec("L1/01_softmax").to_dict()
+    del old["contract"]  # a spec stored before the field: the default contract
+    assert SearchSpec.from_dict(old).contract == Contract()
+    assert "contract.precision" in spec.diff(SearchSpec("L1/01_softmax"))
+    args = build_parser().parse_args(["search", "--problem", "softmax", "--gpu", "cpu", "--precision", "fp32",
+                                      "--tolerance", "legacy", "--trials", "5"])
+    with Store(tmp_path / "db.sqlite") as store:
+        got = spec_from_args(store, args)
+    assert got.contract == Contract("fp32", "legacy", 5) and got.forecaster.name == "roofline"

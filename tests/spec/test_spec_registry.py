@@ -64,11 +64,15 @@ def test_cli_search_choices_and_defaults_are_the_registry():
     assert tuple(o["--selector"].choices) == reg.SELECTORS
     assert tuple(o["--reference-time"].choices) == reg.REFERENCE_TIMES
     assert tuple(o["--executor"].choices) == reg.EXECUTORS
-    for flag, key in (("--gpu", "target"), ("--forecaster", "forecaster"), ("--generator", "generator"),
+    for flag, key in (("--gpu", "target"), ("--generator", "generator"),
                       ("--method", "method"), ("--budget", "budget"), ("--seed", "seed"), ("--k", "k"),
                       ("--m", "m"), ("--max-seeds", "max_seeds"), ("--selector", "selector"),
                       ("--in-flight", "in_flight"), ("--reference-time", "reference_time")):
         assert o[flag].default == DEFAULTS[key], flag
+    # The forecaster's default depends on the target: the registry's, the roofline on the CPU.
+    assert o["--forecaster"].default is None
+    assert reg.default_forecaster("replay") == reg.default_forecaster("cuda") == DEFAULTS["forecaster"]
+    assert reg.default_forecaster("cpu") == reg.default_forecaster("ray", "cpu") == reg.CPU_FORECASTER
 
 
 def test_other_commands_forecasters_are_the_registry():

@@ -197,15 +197,40 @@ def test_migration_from_v1_keeps_data(tmp_path):
     conn.execute("INSERT INTO schema_version VALUES (1)")
     c = _cand()
     m = _meas(c)
+    old = {k: v for k, v in m.to_dict().items() if k not in ("precision", "tolerance", "trials")}
     conn.execute("INSERT INTO measurements(candidate_id, hardware_key, problem_id, status, speedup, data)"
-                 " VALUES (?,?,?,?,?,?)", (c.id, "h100", c.problem_id, "ok", 1.5, json.dumps(m.to_dict())))
+                 " VALUES (?,?,?,?,?,?)", (c.id, "h100", c.problem_id, "ok", 1.5, json.dumps(old)))
     conn.commit()
     conn.close()
     store = Store(path)
-    assert store.schema_version() == SCHEMA_VERSION == 2
+    assert store.schema_version() == SCHEMA_VERSION == 3
     assert store.get_measurement(c.id, "h100") == m
     col = store._conn().execute("SELECT measured_at FROM measurements").fetchone()[0]
     assert col == m.measured_at  # the v2 column was back-filled
+    # v3: the row reads as measured as written, judged by the project's tolerances.
+    assert store._conn().execute("SELECT precision, tolerance FROM measurements").fetchone() == ("native", "project")
+    assert (m.precision, m.tolerance) == ("native", "project")
+
+
+def test_measurements_under_two_contracts_are_two_records(tmp_path):
+    from workbench.problems.contract import Contract
+
+    with Store(tmp_path / "db.sqlite") as store:
+        c = _cand()
+        native = _meas(c)
+        fp16 = native.replace(precision="fp16", tolerance="kernelbench", trials=5, speedup=2.5)
+        store.put_measurements([native, fp16])
+        assert len(store.measurements(hardware_key="h100")) == 2
+        assert store.get_measurement(c.id, "h100", Contract()) == native
+        assert store.get_measurement(c.id, "h100", Contract("fp16")) == fp16
+        assert store.get_measurement(c.id, "h100") == fp16  # no contract named: the latest
+        assert store.measurements(contract=Contract("fp16")) == [fp16]
+        assert store.measurements(contract=Contract("fp32")) == []
+        out = tmp_path / "export"
+        store.export_parquet(out)
+    with Store(tmp_path / "copy.sqlite") as copy:
+        copy.import_parquet(out)
+        assert copy.measurements(contract=Contract("fp16")) == [fp16]
 
 
 def test_newer_schema_is_refused(tmp_path):

@@ -34,6 +34,32 @@ def add_executor_options(p) -> None:
                    "ray://HOST:10001 (Ray Client), or unset to start a local cluster on this machine")
 
 
+def add_contract_options(p) -> None:
+    """`--precision`, `--tolerance`, `--trials`: the contract candidates are judged by
+    (`workbench.problems.contract.Contract`; `contract_from_args` reads them)."""
+    from workbench.problems.contract import PRECISIONS, TOLERANCES
+
+    p.add_argument("--precision", choices=PRECISIONS, default="native",
+                   help="run the problem at this precision, as KernelBench does: the reference, the "
+                   "candidate and the floating-point inputs cast to it (default native: the file as written)")
+    p.add_argument("--tolerance", default="", metavar="|".join(TOLERANCES) + "|NUMBER",
+                   help="how outputs are compared: kernelbench (atol = rtol = 1e-4 at fp32, 1e-2 at fp16 / "
+                   "bf16; the default with --precision), legacy (1e-2 at any precision, KernelBench v0 / "
+                   "v0.1), project (the workbench's per-dtype rules, the default without --precision) or "
+                   "a number (atol = rtol)")
+    p.add_argument("--trials", type=int, default=None, metavar="N",
+                   help="seeded random input trials each candidate must pass (KernelBench uses 5; "
+                   "default: 3 on a GPU, 2 on the CPU)")
+
+
+def contract_from_args(args):
+    """The Contract of `--precision`, `--tolerance` and `--trials` (defaults where absent)."""
+    from workbench.problems.contract import Contract
+
+    return Contract(getattr(args, "precision", None) or "native", getattr(args, "tolerance", None) or "",
+                    getattr(args, "trials", None))
+
+
 def add_llm_options(p) -> None:
     """`--llm-base-url` and `--llm-model` (over $WORKBENCH_LLM_BASE_URL / _MODEL); the key is
     read from $WORKBENCH_LLM_API_KEY only, so it never appears in a command line."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from workbench import bins
-from workbench.commands.common import add_executor_options, db_path
+from workbench.commands.common import add_contract_options, add_executor_options, contract_from_args, db_path
 from workbench.compose import make_executor
 from workbench.errors import CandidateError, ConfigError
 from workbench.problems.registry import add_problem_file_option, problem_from_args
@@ -29,6 +29,7 @@ def register(sub) -> None:
                    help="seconds for compilation and correctness (default 300)")
     p.add_argument("--run-timeout", type=float, default=120.0, help="seconds for timing (default 120)")
     p.add_argument("--save", action="store_true", help="store the candidate and measurement in the database")
+    add_contract_options(p)
     add_executor_options(p)
     p.set_defaults(handler=_measure)
 
@@ -48,7 +49,8 @@ def _ms(v: float | None, lo: float | None, hi: float | None) -> str:
 def report(m: Measurement, candidate: Candidate, log_lines: int = 20) -> str:
     """The human-readable report of one measurement."""
     lines = [f"problem:    {m.problem_id}", f"candidate:  {candidate.id} ({candidate.backend})",
-             f"hardware:   {m.hardware_key}", f"status:     {m.status.value}"]
+             f"hardware:   {m.hardware_key}", f"status:     {m.status.value}",
+             f"judged at:  {m.precision} precision, tolerance {m.tolerance}, {m.trials or '?'} trials"]
     if m.reason:
         lines.append(f"reason:     {m.reason}")
     if m.ok and m.candidate_ms is not None:
@@ -93,7 +95,8 @@ def _measure(args) -> int:
                                                 getattr(args, "ray_address", None))
     # one candidate: one local worker; a Ray cluster places its task itself
     workers = {} if target.kind == "ray" else {"workers": 1}
-    ex = make_executor(target, timeout_s=args.timeout, run_timeout_s=args.run_timeout, **workers)
+    ex = make_executor(target, contract=contract_from_args(args), timeout_s=args.timeout,
+                       run_timeout_s=args.run_timeout, **workers)
     with ex:
         m = ex.measure(problem, [candidate])[0]
     print(report(m, candidate))

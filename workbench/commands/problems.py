@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from workbench.commands.common import db_path, table
+from workbench.commands.common import add_contract_options, contract_from_args, db_path, table
 from workbench.problems import load_dir
 from workbench.problems.registry import add_problem_file_option, all_problems, open_store, problem_from_args
 
@@ -20,10 +20,13 @@ def register(sub) -> None:
     ls.add_argument("--tag", help="only problems with this category, tag or dtype")
     ls.set_defaults(handler=_list)
 
-    sh = ps.add_parser("show", help="print one problem's metadata and source")
+    sh = ps.add_parser("show", help="print one problem's metadata, the contract it is judged by, and its source",
+                       description="Prints the problem's counts, its CPU sizes, and the contract a run with "
+                       "the same --precision / --tolerance / --trials judges candidates by.")
     sh.add_argument("problem", nargs="?", help="id (L1/01_softmax, L1/19_ReLU), KernelBench path "
                     "(level1/19_ReLU.py) or name (01_softmax or softmax); or give --problem-file")
     add_problem_file_option(sh)
+    add_contract_options(sh)
     sh.set_defaults(handler=_show)
 
     zo = ps.add_parser("zoo", help="list a problem's zoo variants, or print one variant's source",
@@ -74,6 +77,7 @@ def _show(args) -> int:
     how = {"file": "the file's CPU_SIZES", "auto": "chosen automatically; set CPU_SIZES in the "
            "file to override"}.get(cpu.cpu_sizes_source, "full size")
     print(f"CPU sizes: {describe(cpu.cpu_sizes)} ({how})")
+    print(f"contract:  {contract_from_args(args).describe()}")
     print(f"\n{p.description}\n\n{p.source}")
     return 0
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from workbench.commands.common import (add_executor_options, add_llm_options, add_local_model_options, db_path,
-                                      llm_endpoint, local_forecaster_choice, table)
+from workbench.commands.common import (add_contract_options, add_executor_options, add_llm_options,
+                                      add_local_model_options, contract_from_args, db_path, llm_endpoint,
+                                      local_forecaster_choice, table)
 from workbench.errors import ConfigError
 from workbench.spec import registry as reg
 from workbench.spec.target import FORMS_HELP
@@ -32,8 +33,10 @@ def register(sub) -> None:
     p.add_argument("--gpu", default=D["target"], help=f"where to measure: {FORMS_HELP}")
     p.add_argument("--method", choices=reg.METHODS, default=D["method"])
     p.add_argument("--budget", type=int, default=D["budget"], help="GPU measurements allowed, seeds included")
-    p.add_argument("--forecaster", choices=reg.forecaster_names("search"), default=D["forecaster"],
-                   help="learned: fit on the database's measurements of other problems; roofline; "
+    p.add_argument("--forecaster", choices=reg.forecaster_names("search"), default=None,
+                   help=f"default {D['forecaster']}, {reg.CPU_FORECASTER} with --gpu cpu. "
+                   "learned: fit on the database's measurements of other problems (a CPU search: on "
+                   "the GPU measurements, the shipped ones if the database has none); roofline; "
                    "llm: the server of --llm-base-url / --llm-model; local: a chat model run here "
                    "(--local-model, --gguf-file, --adapter, --local-device); none: only with measure_all")
     p.add_argument("--forecaster-path", help="a saved LearnedForecaster to load instead of fitting one")
@@ -69,6 +72,7 @@ def register(sub) -> None:
     p.add_argument("--resume", metavar="SEARCH_ID", help="continue a stopped or crashed search")
     p.add_argument("--list", action="store_true", help="list the searches in the database")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_contract_options(p)
     add_local_model_options(p)
     add_executor_options(p)
     add_llm_options(p)
@@ -100,7 +104,8 @@ def _handle(args) -> int:
             run.start()
         print(f"search {run.search_id}: {run.problem.id} on {run.hardware.key} "
               f"({'replay' if spec.target.replay else 'live'}), method {spec.method.name}, "
-              f"budget {spec.budget}", file=sys.stderr)
+              f"forecaster {spec.forecaster.name}, budget {spec.budget}; judged at "
+              f"{spec.contract.describe()}", file=sys.stderr)
         try:
             summary = run.run(progress=not args.no_progress)
         except KeyboardInterrupt:
@@ -165,13 +170,15 @@ def spec_from_args(store, args):
     stored = store.get_search(args.resume) if getattr(args, "resume", None) else None
     if stored is not None and adapt:
         adapt = bool(stored.get("adapt_forecasts", False))
+    if getattr(args, "forecaster", None) is None:
+        args.forecaster = reg.default_forecaster(target.kind, target.device)
     forecaster = local_forecaster_choice(args, path=getattr(args, "forecaster_path", None),
                                          reference_time=getattr(args, "reference_time", D["reference_time"]),
                                          adapt=adapt)
     return SearchSpec(problem.id, target=target, forecaster=forecaster, generator=args.generator,
                       method=MethodChoice(args.method, k=args.k, m=args.m), budget=args.budget, seed=args.seed,
                       max_seeds=args.max_seeds, selector=getattr(args, "selector", D["selector"]),
-                      in_flight=getattr(args, "in_flight", 1) or 1)
+                      in_flight=getattr(args, "in_flight", 1) or 1, contract=contract_from_args(args))
 
 
 def build_run(store, args, progress=None):

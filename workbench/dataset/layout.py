@@ -40,14 +40,18 @@ KERNELS_SCHEMA = pa.schema([
     ("hardware_json", pa.string()),
     ("driver", pa.string()), ("cuda_version", pa.string()), ("torch_version", pa.string()),
     ("triton_version", pa.string()), ("measured_at", pa.string()),
+    ("precision", pa.string()), ("tolerance", pa.string()), ("trials", pa.int64()),
 ])
+#: Columns a file written before they existed may lack; read as these values (what those
+#: measurements were judged by: the file as written, the project's tolerances).
+OPTIONAL_KERNEL_COLUMNS = {"precision": "native", "tolerance": "project", "trials": 0}
 
 # Measurement fields copied 1:1 into kernels.parquet columns of the same name.
 _MEASUREMENT_COLUMNS = (
     "reason", "log", "reference_ms", "reference_ci_low_ms", "reference_ci_high_ms",
     "reference_runs", "candidate_ms", "candidate_ci_low_ms", "candidate_ci_high_ms",
     "candidate_runs", "speedup", "compile_s", "hardware_fingerprint", "hardware_json",
-    "measured_at",
+    "measured_at", "precision", "tolerance", "trials",
 )
 
 
@@ -62,7 +66,7 @@ def _read(path: Path) -> pa.Table:
 
 
 def _require(table: pa.Table, schema: pa.Schema, path: Path) -> None:
-    missing = [n for n in schema.names if n not in table.column_names]
+    missing = [n for n in schema.names if n not in table.column_names and n not in OPTIONAL_KERNEL_COLUMNS]
     if missing:
         raise DatasetError(f"{path}: columns {missing} are missing; the file is not in the shipped "
                            "layout of workbench/dataset/SCHEMA.md")
@@ -98,5 +102,5 @@ def load_shipped(directory: str | Path | None = None) -> RecordSet:
                                         origin=r["origin"], created_at=r["candidate_created_at"])
         measurements.append(Measurement(
             candidate_id=cid, problem_id=r["problem_id"], hardware_key=r["hardware_key"],
-            status=r["status"], **{col: r[col] for col in _MEASUREMENT_COLUMNS}))
+            status=r["status"], **{col: r.get(col, OPTIONAL_KERNEL_COLUMNS.get(col)) for col in _MEASUREMENT_COLUMNS}))
     return RecordSet(problems, list(candidates.values()), measurements)

@@ -176,7 +176,11 @@ def run_chunk(job: MeasureJob, candidates: Sequence[Candidate], *, on_result=Non
     pending = list({c.id: c for c in candidates}.values())  # a repeated id is measured once
     done: dict[str, Measurement] = {}
 
+    contract = job.options.contract
+
     def record(c: Candidate, m: Measurement) -> None:
+        # Every record carries the contract it was judged by (precision, tolerance, trials).
+        m = m.replace(precision=contract.precision, tolerance=contract.tolerance, trials=contract.trials or 0)
         done[c.id] = m
         if on_result:
             on_result(m)
@@ -270,7 +274,8 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
         out_dir = work / cand.id / "out"
         try:
             ref = ref_future.result() if res.get("status") == "ok" else None
-            final = judge(res, out_dir, ref, device, job.roofline_floor_ms, retime=lambda: reference.STORE.retime(ref_key))
+            final = judge(res, out_dir, ref, device, job.roofline_floor_ms, retime=lambda: reference.STORE.retime(ref_key),
+                          contract=job.options.contract)
         except reference.ReferenceFailed as e:
             final = {"status": "runtime_error", "reason": str(e)}
         except Exception as e:  # noqa: BLE001 - an executor bug must still yield a record

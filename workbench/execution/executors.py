@@ -506,22 +506,34 @@ class CacheExecutor(Executor):
     reason says so (a replayed search only proposes cached candidates, so this means misuse).
     """
 
-    def __init__(self, measurements: Iterable[Measurement], hardware: Hardware | str):
+    def __init__(self, measurements: Iterable[Measurement], hardware: Hardware | str, contract=None):
+        """`contract` (`workbench.problems.contract.Contract`; None: the default): only
+        measurements recorded under it (its precision and tolerance) are replayed."""
+        from workbench.problems.contract import Contract
+
         if isinstance(hardware, str):
             hardware = Hardware(key=hardware, name=f"replay of {hardware}", kind="replay")
         self.hardware = hardware
-        self._by_id = {m.candidate_id: m for m in measurements if m.hardware_key == hardware.key}
+        self.contract = contract or Contract()
+        ms = [m for m in measurements if m.hardware_key == hardware.key]
+        self._by_id = {m.candidate_id: m for m in ms
+                       if (m.precision, m.tolerance) == (self.contract.precision, self.contract.tolerance)}
         if not self._by_id:
+            if ms:
+                raise ConfigError(f"no recorded measurements for hardware {hardware.key!r} under the contract "
+                                  f"{self.contract.describe()}; the recording holds "
+                                  f"{sorted({(m.precision, m.tolerance) for m in ms})} (precision, tolerance): "
+                                  "replay one of those, or measure live")
             raise ConfigError(f"no recorded measurements for hardware {hardware.key!r}; "
                               "load the shipped data first (`workbench dataset load-shipped`)")
 
     @classmethod
-    def from_store(cls, store, hardware_key: str) -> "CacheExecutor":
-        """Replay `hardware_key`; the hardware record is the one the measurements were taken on,
-        so forecasters see the real GPU's SM count, memory and clocks."""
+    def from_store(cls, store, hardware_key: str, contract=None) -> "CacheExecutor":
+        """Replay `hardware_key` under `contract`; the hardware record is the one the
+        measurements were taken on, so forecasters see the real GPU's SM count, memory and clocks."""
         ms = store.measurements(hardware_key=hardware_key)
         recorded = next((m.hardware for m in ms if m.hardware_json), None)
-        return cls(ms, recorded or hardware_key)
+        return cls(ms, recorded or hardware_key, contract=contract)
 
     def __contains__(self, candidate_id: str) -> bool:
         return candidate_id in self._by_id

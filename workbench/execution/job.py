@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any, Mapping
 
 from workbench.errors import ConfigError
+from workbench.problems.contract import Contract
 from workbench.records import Candidate, Hardware, Problem
 
 
@@ -31,7 +32,9 @@ class MeasureOptions:
     worker process's CPU affinity; `gpu_memory_fraction`: the share of GPU memory a worker may
     take (0: no cap); `compile_unlocked`: a worker steps out of its shared GPU hold while Triton
     compiles a kernel (CPU work), so a timer waiting for the GPU does not wait for the compile
-    (gpu_lock.GpuLock.step_out; timed regions are unchanged).
+    (gpu_lock.GpuLock.step_out; timed regions are unchanged). `precision` / `tolerance`: the
+    run's contract (`workbench.problems.contract.Contract`: the precision the reference, the
+    candidate and the inputs are cast to, and the tolerance outputs are judged with).
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -45,6 +48,18 @@ class MeasureOptions:
     worker_cpus: tuple[int, ...] | None = None
     gpu_memory_fraction: float = 0.0
     compile_unlocked: bool = False
+    precision: str = "native"
+    tolerance: str = ""
+
+    def __post_init__(self) -> None:
+        c = Contract(self.precision, self.tolerance)  # checked; "" is the precision's default
+        object.__setattr__(self, "precision", c.precision)
+        object.__setattr__(self, "tolerance", c.tolerance)
+
+    @property
+    def contract(self) -> Contract:
+        """The run's contract (precision, tolerance, trials = the number of seeds)."""
+        return Contract.from_options(self)
 
     @classmethod
     def from_dict(cls, options: Mapping[str, Any] | None) -> MeasureOptions:

@@ -329,7 +329,8 @@ def _compute(spec: dict) -> dict:
         if ships(point, nbytes(o), first):
             points[point] = write_outputs(out, point, o)
 
-    full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"))
+    precision = spec.get("precision", "native")
+    full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"), precision=precision)
     if spec.get("timing_only"):
         ref = build(full.module)
         with gpu.shared():
@@ -351,7 +352,7 @@ def _compute(spec: dict) -> dict:
         torch.manual_seed(5000 + seeds[0])
         put(f"full size:fresh{seeds[0]}", run(ref, _inputs(full.module, device)))
         if spec.get("second_shape", True):
-            other = _second_shape(problem, device)
+            other = _second_shape(problem, device, precision)
             if other is not None:
                 ref2 = build(other.module).to(device).eval()
                 torch.manual_seed(1000 + seeds[0])
@@ -415,6 +416,7 @@ def spec_for(problem: dict, device: str, options: dict[str, Any], lock_path: str
             "second_shape": options.get("second_shape", True), "time": options.get("time", True),
             "input_sets": int(options.get("input_sets", 3)), "timing": options.get("timing", {}),
             "cpu_timing": options.get("cpu_timing", {}), "lock_path": lock_path,
+            "precision": options.get("precision", "native"),
             "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
             # The core the workers time on (LocalGPUExecutor keeps one per GPU): the clean
             # reference is timed there too, so its launch overhead is the workers'.

@@ -88,12 +88,13 @@ def _load(path: Path, meta: dict, positions: np.ndarray | None):
 
 
 def compare_files(cand_dir: str | os.PathLike, cand: list[dict], ref_dir: str | os.PathLike, ref: list[dict],
-                  reduced_k: int = 1, matmul_like: bool = False) -> tuple[bool, str]:
+                  reduced_k: int = 1, matmul_like: bool = False, contract: Any = None) -> tuple[bool, str]:
     """(ok, reason): the candidate's outputs of one point against the reference's.
 
     Types, counts, shapes, dtypes and contiguity from the metadata; values with
     `correctness.compare_outputs` over all elements, or over SAMPLE positions drawn here from
-    the operating system's random source when the output has more than FULL_COMPARE_MAX."""
+    the operating system's random source when the output has more than FULL_COMPARE_MAX; the
+    tolerance is the run's `contract` (None: the project's rules)."""
     from workbench.execution import correctness
 
     if len(cand) != len(ref):
@@ -128,7 +129,7 @@ def compare_files(cand_dir: str | os.PathLike, cand: list[dict], ref_dir: str | 
             rt = _load(Path(ref_dir) / r["file"], r, pos)
         except (OSError, ValueError) as e:
             return False, f"{tag}: the worker's output data could not be read ({e})"
-        ok, why = correctness.compare_outputs(ct, rt, reduced_k, matmul_like)
+        ok, why = correctness.compare_outputs(ct, rt, reduced_k, matmul_like, contract)
         if not ok:
             where = f" (at {SAMPLE} sampled positions)" if pos is not None else ""
             return False, why.replace("output:", f"{tag}:", 1) + where

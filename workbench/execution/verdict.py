@@ -71,7 +71,8 @@ class PhaseBudget:
 _STATUSES = {s.value for s in Status}
 
 
-def judge(result: dict, out_dir: Path, ref, device: str, floor_ms: float | None, retime=None) -> dict:
+def judge(result: dict, out_dir: Path, ref, device: str, floor_ms: float | None, retime=None,
+          contract=None) -> dict:
     """The verdict on one job from its worker's raw result and the clean reference (`ref`, a
     reference.ReferenceData; None when the worker's status is not ok).
 
@@ -79,7 +80,8 @@ def judge(result: dict, out_dir: Path, ref, device: str, floor_ms: float | None,
     stands; an ok one becomes ok here only when every shipped output matches the reference's
     at the same point (the first seed's at least, and a timed run's when timed), the times
     computed from its samples are finite, the reference timed beside it agrees with the clean
-    reference, and the candidate's time is over the roofline floor."""
+    reference, and the candidate's time is over the roofline floor. Outputs are compared at the
+    run's `contract` (`workbench.problems.contract.Contract`; None: the project's rules)."""
     from workbench.execution import guards, reference, tensorfile
     from workbench.execution.timing import summarise
 
@@ -113,7 +115,7 @@ def judge(result: dict, out_dir: Path, ref, device: str, floor_ms: float | None,
             return {"status": "crashed", "reason": f"the worker shipped an output at an unknown point {point!r}",
                     **base}
         k, mm = ref.reduced_k.get(ref_point, 1), ref.matmul_like
-        ok, why = tensorfile.compare_files(out_dir, metas, ref.directory, ref.points[ref_point], k, mm)
+        ok, why = tensorfile.compare_files(out_dir, metas, ref.directory, ref.points[ref_point], k, mm, contract)
         if not ok:
             if point.startswith("timed:"):
                 return {"status": "cheat_suspected", "reason": f"checked by the executor: a timed run's output "

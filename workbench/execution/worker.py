@@ -126,9 +126,11 @@ def _clone(x):
     return x
 
 
-def _build(problem_mod, cand_mod, seed: int):
+def _build(problem_mod, cand_mod, seed: int, contract=None):
     """Model and ModelNew with the same seed and the reference's weights, not yet moved to a
-    device (a CUDA C++ candidate may build its extension here: host work, outside the lock)."""
+    device (a CUDA C++ candidate may build its extension here: host work, outside the lock).
+    ModelNew is cast to the `contract`'s precision (the module's Model casts itself when it was
+    loaded at that precision)."""
     import torch
 
     init = problem_mod.get_init_inputs()
@@ -139,6 +141,8 @@ def _build(problem_mod, cand_mod, seed: int):
         new = cand_mod.ModelNew(*init)
     except Exception as e:  # noqa: BLE001
         raise Verdict("runtime_error", f"ModelNew(*get_init_inputs()) failed: {type(e).__name__}: {e}") from e
+    if contract is not None:
+        new = contract.cast_model(new)
     copy_state(ref, new)
     return ref, new
 
@@ -238,7 +242,7 @@ def _nudged(inputs):
 
 
 def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k: int, label: str,
-                matmul_like: bool, ship=None) -> None:
+                matmul_like: bool, ship=None, contract=None) -> None:
     import torch
 
     torch.manual_seed(1000 + seed)
@@ -264,7 +268,7 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
     found = guards.output_findings(out, inputs, correctness._flatten(ref_out))
     if found:
         raise Verdict("cheat_suspected", "; ".join(found))
-    ok, why = correctness.compare_outputs(out, ref_out, reduced_k, matmul_like)
+    ok, why = correctness.compare_outputs(out, ref_out, reduced_k, matmul_like, contract)
     if not ok:
         deg = guards.degenerate_finding(out, ref_out)
         if deg:
@@ -286,7 +290,7 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
         if ship is not None and what == "fresh inputs" and first and label == "full size":
             ship(f"{label}:fresh{seed}", again)
         ref_again = _run(ref, nxt, device, "reference")
-        ok, why = correctness.compare_outputs(again, ref_again, reduced_k, matmul_like)
+        ok, why = correctness.compare_outputs(again, ref_again, reduced_k, matmul_like, contract)
         if not ok:
             if correctness.same_tensors(again, stale):
                 raise Verdict("cheat_suspected", f"{label}, call with {what}: returned the previous "
@@ -295,7 +299,8 @@ def _check_seed(problem_mod, ref, new, device, seed: int, first: bool, reduced_k
 
 
 def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, label: str,
-                      matmul_like: bool | None = None, gpu: GpuLock | None = None, ship=None) -> tuple[Any, Any]:
+                      matmul_like: bool | None = None, gpu: GpuLock | None = None, ship=None,
+                      contract=None) -> tuple[Any, Any]:
     """Raise Verdict on any failure; return (ref_model, new_model) built at this size.
 
     The first seed runs the candidate before any reference call in this process; later seeds
@@ -303,16 +308,17 @@ def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, labe
     `gpu`, everything from moving the models to the device on holds its lock shared.
     `ship(point, output)` receives the candidate's output of each seed's first call (point
     "<label>:seed<s>") and of the first seed's call on fresh inputs ("<label>:fresh<s>") for
-    the executor's own comparison, before this process compares anything.
+    the executor's own comparison, before this process compares anything. `contract`: the
+    run's precision and tolerance (`workbench.problems.contract.Contract`; None: the default).
     """
     if matmul_like is None:
         matmul_like = correctness.is_matmul_like(str(getattr(problem_mod, "CATEGORY", "")),
                                                  tuple(getattr(problem_mod, "TAGS", ()) or ()))
-    ref, new = _build(problem_mod, cand_mod, seeds[0])
+    ref, new = _build(problem_mod, cand_mod, seeds[0], contract)
     with (gpu.shared() if gpu is not None else contextlib.nullcontext()):
         ref, new = ref.to(device).eval(), new.to(device).eval()
         for i, seed in enumerate(seeds):
-            _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label, matmul_like, ship)
+            _check_seed(problem_mod, ref, new, device, seed, i == 0, reduced_k, label, matmul_like, ship, contract)
     return ref, new
 
 
@@ -326,12 +332,13 @@ def perturbed_sizes(sizes: dict[str, Any]) -> dict[str, int]:
     return out
 
 
-def _second_shape(problem: dict, device: str):
-    """The problem module at a second shape, or None when there is none the reference accepts."""
+def _second_shape(problem: dict, device: str, precision: str = "native"):
+    """The problem module at a second shape (at `precision`), or None when there is none the
+    reference accepts."""
     import torch
 
     if device != "cpu":
-        small = load_source(problem["source"], name=problem["id"], cpu=True)
+        small = load_source(problem["source"], name=problem["id"], cpu=True, precision=precision)
         base = load_source(problem["source"], name=problem["id"])
         return small if small.sizes != base.sizes else None
     cpu_sizes = load_source(problem["source"], name=problem["id"], cpu=True)
@@ -340,7 +347,7 @@ def _second_shape(problem: dict, device: str):
     if not bumped:
         return None
     try:
-        other = load_source(problem["source"], name=problem["id"], sizes=bumped, cpu=True)
+        other = load_source(problem["source"], name=problem["id"], sizes=bumped, cpu=True, precision=precision)
         torch.manual_seed(0)
         with torch.no_grad():
             other.Model(*other.get_init_inputs())(*other.get_inputs())
@@ -437,15 +444,17 @@ def run_job(job: WorkerJob, on_phase=None) -> dict:
     if changes:
         raise Verdict("cheat_suspected", "on import: " + "; ".join(changes))
 
-    full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"))
+    contract = opts.contract
+    full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"), precision=contract.precision)
     seeds = list(opts.seeds)
     reduced_k = int(max(full.sizes.values(), default=1)) if full.sizes else 1
-    ref, new = check_correctness(full.module, cand_mod, device, seeds, reduced_k, "full size", gpu=gpu, ship=ship)
+    ref, new = check_correctness(full.module, cand_mod, device, seeds, reduced_k, "full size", gpu=gpu, ship=ship,
+                                 contract=contract)
     if opts.second_shape:
-        other = _second_shape(problem, device)
+        other = _second_shape(problem, device, contract.precision)
         if other is not None:
-            check_correctness(other.module, cand_mod, device, seeds[:1],
-                              int(max(other.sizes.values(), default=1)), "second shape", gpu=gpu, ship=ship)
+            check_correctness(other.module, cand_mod, device, seeds[:1], int(max(other.sizes.values(), default=1)),
+                              "second shape", gpu=gpu, ship=ship, contract=contract)
     result["compile_s"] = round(time.time() - t_start, 3)
     result["points"] = ship.points
 

@@ -6,11 +6,12 @@ FLOPs. `auto_cpu_sizes(source)` picks smaller values for the file's sizes and re
 `CPU_SIZES` dict:
 
 - what is reduced: the file's *free* sizes (`loaded.free_sizes`): module-level names set by an
-  integer literal (`batch_size = 16`, `N = 2048 * 2`, any case) and each element of a
-  tuple / list of integers (`input_shape = (4096,)`, `kernel_size = (3, 7)`), above `MIN_SIZE`.
+  integer literal (`batch_size = 16`, `N = 2048 * 2`, any case) and each integer of a
+  tuple / list literal (`input_shape = (4096,)`, `config = [64, "M", 128]`), above `MIN_SIZE`.
   Sizes the file computes from them (`dim2 = dim1 * 2`, `normalized_shape = (features, dim1,
   dim2)`) follow, since overrides are applied where the file assigns them (`loaded.exec_module`);
-- how: the largest remaining value is halved and the change kept when the reference still
+- how: the largest remaining value is halved (quartered while the footprint is over 16 times
+  the targets) and the change kept when the reference still
   traces on the meta device (`counts.derive_counts`, `trace.run`); when halving it alone breaks
   the reference (a residual that needs `in_features == out_features`), every free value equal
   to it is halved together (tied sizes); when that breaks it too, the value is left as it is.
@@ -32,9 +33,11 @@ from workbench.errors import ProblemFileError
 from workbench.problems.counts import DERIVED, derive_counts
 from workbench.problems.loaded import LoadedProblem, exec_module, free_sizes
 
-#: Targets for the reduced run (bytes traced, FLOPs traced) and the smallest size reduced.
-MAX_BYTES = 8 * 2**20
-MAX_FLOPS = 2e8
+#: Targets for the reduced run (bytes traced, FLOPs traced) and the smallest size reduced. The
+#: Triton interpreter runs about 1e7 FLOPs of a tiled matmul, or 1e5 elements of an elementwise
+#: kernel, per second on one core; a check makes a dozen calls and the timing a dozen more.
+MAX_BYTES = 2 * 2**20
+MAX_FLOPS = 1e7
 MIN_SIZE = 8
 #: Most reduced configurations traced for one file.
 MAX_TRIALS = 96
@@ -78,7 +81,7 @@ def _set(sizes: dict[str, Any], slot: Slot, value: int) -> None:
     else:
         v = list(sizes[name])
         v[i] = value
-        sizes[name] = tuple(v)
+        sizes[name] = type(sizes[name])(v)
 
 
 def auto_cpu_sizes(source: str, name: str = "problem") -> dict[str, Any]:
@@ -89,8 +92,9 @@ def auto_cpu_sizes(source: str, name: str = "problem") -> dict[str, Any]:
     cost = _cost(source, name, {})
     if cost is None:
         return {}
-    slots: list[Slot] = [(k, -1) if isinstance(v, int) else (k, i)
-                         for k, v in base.items() for i in ([-1] if isinstance(v, int) else range(len(v)))]
+    slots: list[Slot] = [(k, i) for k, v in base.items()
+                         for i in ([-1] if isinstance(v, int) else
+                                   [j for j, e in enumerate(v) if isinstance(e, int) and not isinstance(e, bool)])]
     frozen: set[Slot] = set()
     for _ in range(MAX_TRIALS):
         nbytes, flops = cost
@@ -102,10 +106,12 @@ def auto_cpu_sizes(source: str, name: str = "problem") -> dict[str, Any]:
         slot = max(movable, key=lambda s: _get(current, s))
         value = _get(current, slot)
         tied = [s for s in movable if _get(current, s) == value]
+        # Far from the targets a size is quartered (fewer traces); near them, halved.
+        step = 4 if nbytes > 16 * MAX_BYTES or flops > 16 * MAX_FLOPS else 2
         for group in ([slot], tied) if len(tied) > 1 else ([slot],):
             trial = dict(current)
             for s in group:
-                _set(trial, s, max(MIN_SIZE, value // 2))
+                _set(trial, s, max(MIN_SIZE, value // step))
             new = _cost(source, name, {k: v for k, v in trial.items() if v != base[k]})
             if new is not None:
                 current, cost = trial, new

@@ -72,8 +72,9 @@ def check_count(value: Any, what: str) -> float:
 
 # --------------------------------------------------------------------------- sizes
 def _literal(node: ast.AST) -> Any:
-    """The value of an expression of integer literals (`4096`, `2048 * 2`, `1 << 14`, `(16, 32)`),
-    else None. Names make an expression derived, not a literal."""
+    """The value of an expression of integer literals (`4096`, `2048 * 2`, `1 << 14`), or a tuple
+    or list of literals holding at least one integer (`(16, 32)`, `[32, "M", 64]`), else None.
+    Names make an expression derived, not a literal."""
     if any(isinstance(n, (ast.Name, ast.Call, ast.Attribute, ast.Subscript)) for n in ast.walk(node)):
         return None
     try:
@@ -85,10 +86,14 @@ def _literal(node: ast.AST) -> Any:
         return None
     if isinstance(value, int):
         return value
-    if isinstance(value, (tuple, list)) and value and all(isinstance(v, int) and not isinstance(v, bool)
-                                                          for v in value):
-        return tuple(value)
+    if isinstance(value, (tuple, list)) and any(_is_int(v) for v in value) and \
+            all(isinstance(v, (int, float, str)) or v is None for v in value):
+        return value
     return None
+
+
+def _is_int(v: Any) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
 
 
 def _assignments(tree: ast.Module) -> dict[str, list[tuple[ast.AST, Any]]]:
@@ -112,10 +117,11 @@ def _assignments(tree: ast.Module) -> dict[str, list[tuple[ast.AST, Any]]]:
     return out
 
 
-def free_sizes(source: str) -> dict[str, int | tuple[int, ...]]:
+def free_sizes(source: str) -> dict[str, Any]:
     """The file's sizes that are set by a literal: module-level names whose last top-level
     assignment is an integer expression without names (`batch_size = 16`, `N = 2048 * 2`) or a
-    tuple / list of integers (`input_shape = (4096,)`). Names computed from other names
+    tuple / list of literals with integers among them (`input_shape = (4096,)`, `config = [64,
+    "M", 128]`; the integers are the sizes). Names computed from other names
     (`dim2 = dim1 * 2`, `normalized_shape = (features, dim1, dim2)`) are derived: they follow
     when their inputs are overridden through `exec_module`."""
     try:
@@ -131,7 +137,9 @@ def free_sizes(source: str) -> dict[str, int | tuple[int, ...]]:
 
 
 def _constant(value: Any) -> ast.AST:
-    if isinstance(value, (tuple, list)):
+    if isinstance(value, list):
+        return ast.List(elts=[_constant(v) for v in value], ctx=ast.Load())
+    if isinstance(value, tuple):
         return ast.Tuple(elts=[_constant(v) for v in value], ctx=ast.Load())
     return ast.Constant(value=value)
 

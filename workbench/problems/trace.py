@@ -51,9 +51,9 @@ from typing import Any, Callable, Iterator
 from workbench.errors import WorkbenchError
 
 #: Most ATen ops one traced forward may issue before the trace is refused (`TraceError`).
-MAX_OPS = 50_000
+MAX_OPS = 20_000
 #: Most seconds one trace may take (checked between ops) before it is refused.
-MAX_SECONDS = 60.0
+MAX_SECONDS = 30.0
 
 
 class TraceError(WorkbenchError):
@@ -268,17 +268,55 @@ def graph(loaded: Any, *, max_ops: int = MAX_OPS, max_seconds: float = MAX_SECON
     model, inputs = build(loaded)
     budget = _Budget(max_ops, max_seconds)
     tracer = _MetaTracer(inputs, budget)
+    # A forward may assign to its module (`self.h0 = self.h0.to(x.device)`): the values it had
+    # are put back after the trace, so the graph module holds tensors, not proxies.
+    state = [(mod, k, v) for mod in model.modules() for k, v in vars(mod).items() if isinstance(v, torch.Tensor)]
     try:
-        with torch.device("meta"), torch.no_grad(), fast_recurrent(model):
+        with torch.device("meta"), torch.no_grad(), fast_recurrent(model), _constructors_traced(tracer):
             g = tracer.trace(model)
     except TraceError:
         raise
     except Exception as e:  # noqa: BLE001 - the problem's code or fx's limits: a TraceError
         raise TraceError(f"the reference's forward does not trace with torch.fx: {_describe(e)}") from e
+    finally:
+        for mod, k, v in state:
+            mod.__dict__[k] = v
     for node in g.nodes:  # a generated forward names no annotation types
         node.type = None
     gm = fx.GraphModule(tracer.root, g, "Traced")
     return gm
+
+
+#: Tensor constructors whose sizes may come from the traced input (`torch.zeros(x.shape[1], h)`):
+#: PyTorch does not hand a proxy among their sizes to fx, so they are wrapped while tracing.
+_CONSTRUCTORS = ("zeros", "ones", "empty", "full", "rand", "randn", "randint", "arange", "eye", "linspace",
+                 "tensor")
+
+
+@contextlib.contextmanager
+def _constructors_traced(tracer: Any) -> Iterator[None]:
+    import torch
+    import torch.fx as fx
+    from torch.fx.node import map_aggregate
+
+    originals = {name: getattr(torch, name) for name in _CONSTRUCTORS}
+
+    def wrap(orig: Callable) -> Callable:
+        def constructor(*args: Any, **kwargs: Any) -> Any:
+            found: list = []
+            map_aggregate((args, kwargs), lambda v: found.append(v) if isinstance(v, fx.Proxy) else None)
+            if found:
+                return tracer.create_proxy("call_function", orig, args, kwargs)
+            return orig(*args, **kwargs)
+        return constructor
+
+    for name, orig in originals.items():
+        setattr(torch, name, wrap(orig))
+    try:
+        yield
+    finally:
+        for name, orig in originals.items():
+            setattr(torch, name, orig)
 
 
 def _meta_of(value: Any) -> Any:
@@ -364,9 +402,15 @@ def _make_tracer_classes():
             finally:
                 self._evaluating = False
 
+        def _val(self, node) -> Any:
+            # Nodes fx makes without create_proxy (constants' get_attr) get their value here.
+            if "val" not in node.meta:
+                node.meta["val"] = self._evaluate(node)
+            return node.meta["val"]
+
         def _evaluate(self, node) -> Any:
-            args = map_arg(node.args, lambda n: n.meta["val"])
-            kwargs = map_arg(node.kwargs, lambda n: n.meta["val"])
+            args = map_arg(node.args, self._val)
+            kwargs = map_arg(node.kwargs, self._val)
             if node.op == "placeholder":
                 i = self._placeholders
                 self._placeholders += 1

@@ -292,7 +292,7 @@ class SearchRun(PipelineMixin):
                                       parent_ids={e.candidate_id: e.parent_id for e in queue})
         elif self.step_index == 0:
             self._emit(ev.Selected(parent_id=None))
-            proposals = self._reuse_or(lambda: self.generator.seeds(self.problem)[: self.max_seeds])
+            proposals = self._reuse_or(self._seed_proposals)
             new = self._record_generated(proposals, parent=None)
             self._forecast(new)
             self._measure_and_archive(new, parent=None)
@@ -355,6 +355,16 @@ class SearchRun(PipelineMixin):
         for cid in plan.trust:
             self._trust(by_id[cid], fc.get(cid), parent_id)
         return [by_id[cid] for cid in plan.measure]
+
+    def _seed_proposals(self) -> list[Candidate]:
+        """The generator's seeds (up to `max_seeds`). When it has none to give (a ConfigError
+        saying why), the run is finished with that reason (state "finished", not left "running")
+        and the error goes on to the caller."""
+        try:
+            return self.generator.seeds(self.problem)[: self.max_seeds]
+        except ConfigError as e:
+            self._finish(f"no seed: {e}")
+            raise
 
     def _reuse_or(self, generate: Callable[[], list], slot: int | None = None) -> list:
         """Generation for this step (or this slot of it): reuse the repaired step's proposals

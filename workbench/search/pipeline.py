@@ -132,7 +132,7 @@ class PipelineMixin:
         self._step_new = []
         if self.step_index == 0:
             self._emit(ev.Selected(parent_id=None))
-            proposals = self._reuse_or(lambda: self.generator.seeds(self.problem)[: self.max_seeds])
+            proposals = self._reuse_or(self._seed_proposals)
             new = self._record_generated(proposals, parent=None)
             self._emit(ev.ChildrenDone(parent_id=None))
             self._forecast(new)

@@ -78,6 +78,20 @@ DEFAULTS: dict[str, object] = {
 }
 
 
+#: The search forecaster a target gets when none is chosen: the learned one is fitted on
+#: measurements of the target's GPU type, and a CPU run has none (its times are not GPU data),
+#: so a CPU search defaults to the analytic roofline, which needs no fit.
+CPU_FORECASTER = "roofline"
+
+
+def default_forecaster(target_kind: str, device: str = "") -> str:
+    """The default search forecaster for a target of `target_kind` (replay | cuda | cpu | ray; a
+    ray target's `device`): `CPU_FORECASTER` for the CPU, else DEFAULTS["forecaster"]."""
+    if target_kind == "cpu" or (target_kind == "ray" and device == "cpu"):
+        return CPU_FORECASTER
+    return str(DEFAULTS["forecaster"])
+
+
 def forecaster_names(use: str) -> tuple[str, ...]:
     """Registered forecasters usable in `use` (search, evaluate, forecast, bench), in order."""
     if not any(use in c.uses for c in FORECASTERS.values()):

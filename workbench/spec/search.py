@@ -3,6 +3,10 @@ method, and the budget and seed. Built once (from CLI arguments, the app's form 
 call), stored with the run (`to_dict`), compared on resume (`diff`), composed into a `SearchRun`
 by `workbench.compose`.
 
+The contract candidates are judged by (precision, tolerance, correctness trials:
+`workbench.problems.contract.Contract`) is part of the spec: a search at fp16 and one as the file
+is written are different runs, and resume refuses to mix them.
+
 What is not part of a spec: how to reach a language model (endpoint, key), where fitted
 forecasters are cached, progress output. Those change nothing a search records.
 """
@@ -16,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from workbench.errors import ConfigError
+from workbench.problems.contract import Contract
 from workbench.spec import registry as reg
 from workbench.spec.target import Target
 
@@ -182,7 +187,7 @@ class MethodChoice:
 
 
 _RECORDS = {"target": Target, "forecaster": ForecasterChoice, "generator": GeneratorChoice,
-            "method": MethodChoice}
+            "method": MethodChoice, "contract": Contract}
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -195,6 +200,8 @@ def _coerce(name: str, value: Any) -> Any:
     if isinstance(value, dict):
         if cls is Target:
             return Target.from_dict(value)
+        if cls is Contract:
+            return Contract.from_dict(value)
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(value) - known
         if unknown:
@@ -211,7 +218,9 @@ class SearchSpec:
     allowed, seeds included. max_seeds: seed kernels measured at step 0. in_flight: parents
     expanded per step (an int), or "auto" / "auto:N" for a pipelined search
     (`workbench.search.pipeline.parse_in_flight`). selector: parent selection (puct | islands).
-    String or dict values of target / forecaster / generator / method are parsed into records.
+    contract: the precision, tolerance and trials candidates are judged by (a Contract; a string
+    is a precision, "fp16"). String or dict values of target / forecaster / generator / method /
+    contract are parsed into records.
     """
 
     problem: str
@@ -224,6 +233,7 @@ class SearchSpec:
     max_seeds: int = int(reg.DEFAULTS["max_seeds"])  # type: ignore[arg-type]
     selector: str = str(reg.DEFAULTS["selector"])
     in_flight: int | str = int(reg.DEFAULTS["in_flight"])  # type: ignore[arg-type]
+    contract: Contract = field(default_factory=Contract)
 
     def __post_init__(self) -> None:
         for name in _RECORDS:

@@ -36,7 +36,23 @@ CREATE INDEX IF NOT EXISTS forecasts_problem ON forecasts(problem_id, hardware_k
 ALTER TABLE measurements ADD COLUMN measured_at TEXT;
 UPDATE measurements SET measured_at = json_extract(data, '$.measured_at');
 """
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+# A measurement is keyed by the contract it was judged by too (precision, tolerance; see
+# workbench.problems.contract): the same kernel on the same GPU at fp16 and as written are two
+# records. Rows from before read as native / project, which is what they were measured with.
+_V3 = """
+CREATE TABLE measurements_v3 (
+    candidate_id TEXT NOT NULL, hardware_key TEXT NOT NULL, problem_id TEXT NOT NULL,
+    status TEXT NOT NULL, speedup REAL, data TEXT NOT NULL, measured_at TEXT,
+    precision TEXT NOT NULL DEFAULT 'native', tolerance TEXT NOT NULL DEFAULT 'project',
+    PRIMARY KEY (candidate_id, hardware_key, precision, tolerance));
+INSERT INTO measurements_v3(candidate_id, hardware_key, problem_id, status, speedup, data, measured_at)
+    SELECT candidate_id, hardware_key, problem_id, status, speedup, data, measured_at FROM measurements
+    ORDER BY rowid;
+DROP TABLE measurements;
+ALTER TABLE measurements_v3 RENAME TO measurements;
+CREATE INDEX IF NOT EXISTS measurements_problem_hw ON measurements(problem_id, hardware_key, status);
+"""
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 TABLES = ("problems", "candidates", "measurements", "forecasts", "searches", "search_events")

@@ -187,21 +187,30 @@ class Store:
 
     def put_measurements(self, ms: Iterable[Measurement]) -> None:
         rows = [(m.candidate_id, m.hardware_key, m.problem_id, m.status.value, m.speedup,
-                 _dumps(m.to_dict()), m.measured_at) for m in ms]
+                 _dumps(m.to_dict()), m.measured_at, m.precision, m.tolerance) for m in ms]
         self._write(lambda c: c.executemany(
             "INSERT OR REPLACE INTO measurements(candidate_id, hardware_key, problem_id, status, speedup,"
-            " data, measured_at) VALUES (?,?,?,?,?,?,?)", rows))
+            " data, measured_at, precision, tolerance) VALUES (?,?,?,?,?,?,?,?,?)", rows))
 
-    def get_measurement(self, candidate_id: str, hardware_key: str) -> Measurement | None:
-        r = self._conn().execute("SELECT data FROM measurements WHERE candidate_id=? AND hardware_key=?",
-                                 (candidate_id, hardware_key)).fetchone()
+    def get_measurement(self, candidate_id: str, hardware_key: str, contract: Any = None) -> Measurement | None:
+        """The candidate's measurement on `hardware_key` under `contract` (a
+        `workbench.problems.contract.Contract`); None: the latest stored under any contract."""
+        q, args = "SELECT data FROM measurements WHERE candidate_id=? AND hardware_key=?", [candidate_id, hardware_key]
+        if contract is not None:
+            q += " AND precision=? AND tolerance=?"; args += [contract.precision, contract.tolerance]  # noqa: E702
+        r = self._conn().execute(q + " ORDER BY rowid DESC", args).fetchone()
         return Measurement.from_dict(json.loads(r[0])) if r else None
 
     def measurements(self, problem_id: str | None = None, hardware_key: str | None = None,
-                     status: str | None = None, candidate_ids: Sequence[str] | None = None) -> list[Measurement]:
+                     status: str | None = None, candidate_ids: Sequence[str] | None = None,
+                     contract: Any = None) -> list[Measurement]:
+        """Measurements matching every filter given; `contract` (a Contract) keeps those judged by
+        it (its precision and tolerance)."""
         q, args = "SELECT data FROM measurements WHERE 1=1", []
         for col, val in (("problem_id", problem_id), ("hardware_key", hardware_key),
-                         ("status", getattr(status, "value", status))):
+                         ("status", getattr(status, "value", status)),
+                         ("precision", getattr(contract, "precision", None)),
+                         ("tolerance", getattr(contract, "tolerance", None))):
             if val is not None:
                 q += f" AND {col}=?"; args.append(val)  # noqa: E702
         rows = self._conn().execute(q + " ORDER BY rowid", args).fetchall()
