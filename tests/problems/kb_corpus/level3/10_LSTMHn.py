@@ -23,10 +23,10 @@ class Model(nn.Module):
         return h_n
 
 
-batch_size = 128
+batch_size = 16
 sequence_length = 24
-input_size = 256
-hidden_size = 256
+input_size = 128
+hidden_size = 128
 num_layers = 2
 
 

@@ -26,10 +26,10 @@ class Model(nn.Module):
         return h_n
 
 
-batch_size = 32
+batch_size = 10
 seq_len = 32
 input_size = 128
-hidden_size = 256
+hidden_size = 128
 num_layers = 1
 
 

@@ -27,10 +27,10 @@ class Model(nn.Module):
         return h
 
 
-batch_size = 128
+batch_size = 16
 seq_len = 32
-input_size = 256
-hidden_size = 512
+input_size = 128
+hidden_size = 256
 
 
 def get_inputs():

@@ -37,10 +37,10 @@ class Model(nn.Module):
         return self.fc(out[:, -1, :])
 
 
-batch_size = 64
+batch_size = 10
 sequence_length = 32
 input_size = 128
-hidden_size = 256
+hidden_size = 192
 num_layers = 2
 output_size = 10
 

@@ -22,10 +22,10 @@ class Model(nn.Module):
         return self.fc(out[:, -1, :])
 
 
-batch_size = 32
+batch_size = 10
 sequence_length = 32
 input_size = 128
-hidden_size = 192
+hidden_size = 128
 num_layers = 1
 output_size = 10
 
