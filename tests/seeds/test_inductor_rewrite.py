@@ -124,3 +124,16 @@ def test_rewritten_seeds_pass_the_executor_without_importing_inductor():
         futures = [ex.submit(p, [c])[0] for p, c in cands]
         results = [f.result() for f in futures]
     assert all(m.ok for m in results), [(m.status, m.reason[:300]) for m in results]
+
+
+def test_without_a_gpu_the_inductor_seed_is_a_reason_and_the_other_seeds_remain():
+    from workbench.search.generators import ZooGenerator
+    from workbench.seeds.inductor import seed_on_gpu
+
+    problem, _ = _fixture("L1_19_ReLU")
+    row = seed_on_gpu(problem, 0, timeout_s=300)
+    assert row["ok"] is False and row["error"]
+    gen = ZooGenerator(inductor_gpu=0, family_variants=False)
+    gen.inductor[problem.id] = None  # as seeds() records a failed Inductor seed
+    kinds = [gen.generation_info(c.id)["seed_kind"] for c in gen.seeds(problem)]
+    assert kinds == ["family", "generic"]

@@ -85,12 +85,14 @@ class ZooGenerator(Generator):
 
     name = "zoo"
 
-    def __init__(self, include_cuda: bool = False, inductor: dict[str, str] | None = None,
-                 family_variants: bool = True):
-        """`inductor`: Inductor seeds by problem id; `family_variants`: also each family kind
-        lowered alone (more seeds, more tracing)."""
+    def __init__(self, include_cuda: bool = False, inductor: dict[str, str | None] | None = None,
+                 family_variants: bool = True, inductor_gpu: int | None = None):
+        """`inductor`: Inductor seeds by problem id; `inductor_gpu`: make the Inductor seed of a
+        problem not in `inductor` on this local GPU (a subprocess; `workbench.seeds.inductor`);
+        `family_variants`: also each family kind lowered alone (more seeds, more tracing)."""
         self.include_cuda = include_cuda
         self.inductor = dict(inductor or {})
+        self.inductor_gpu = inductor_gpu
         self.family_variants = family_variants
         self._kinds: dict[str, str] = {}
 
@@ -100,6 +102,11 @@ class ZooGenerator(Generator):
 
         cands = [c for c in zoo_candidates(problem.id) if self.include_cuda or c.backend != "cuda"]
         if not cands:
+            if problem.id not in self.inductor and self.inductor_gpu is not None:
+                from workbench.seeds.inductor import seed_on_gpu
+
+                row = seed_on_gpu(problem, self.inductor_gpu)
+                self.inductor[problem.id] = row.get("source") if row.get("ok") else None
             cands = seeds_for(problem, self.inductor.get(problem.id), family_variants=self.family_variants)
         if not cands:
             raise ConfigError(f"the zoo has no kernel for {problem.id} and no seed could be made from its reference "

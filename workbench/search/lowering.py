@@ -19,9 +19,9 @@ handled here (templates in `lowering_templates`) are:
 - `norm`: layer norm over any number of trailing dims, RMS norm, group norm, instance norm,
   and eval-mode batch norm (a per-channel affine, rendered as an elementwise kernel).
 
-More kinds (convolutions, pooling, scans, losses, recurrent layers) are handlers passed in by
-`workbench.seeds.generic`; the engine knows none of them by name. A variant lowers one set of
-kinds, so a problem gets several seeds (all kinds at once, then subsets), each a self-contained
+Every other op (convolutions, pooling, scans, losses, recurrent layers) stays in PyTorch here;
+`workbench.seeds.generic` routes those to Triton without a graph. A variant lowers one set of
+kinds, so a problem gets several seeds (all kinds at once, then each alone), each a self-contained
 file: the reference class (renamed `_Reference`, so `ModelNew` has its constructor and parameter
 names) and a generated `ModelNew.forward`. A variant that lowers nothing is dropped: a file that
 only re-runs PyTorch is no seed.
@@ -748,27 +748,24 @@ def _placeholder(name: str):
     return f
 
 
-def lower(problem: Problem, families: Sequence[str] = FAMILIES, handlers: Sequence[tuple[str, Handler]] = (),
-          tf32: bool = False) -> str | None:
+def lower(problem: Problem, families: Sequence[str] = FAMILIES, tf32: bool = False) -> str | None:
     """The source of a candidate with the kinds `families` lowered to Triton, or None when the
     reference does not trace, nothing of those kinds applies, or the traced graph depends on the
     problem's sizes (a constant computed from them, such as a scale or a reshape, is baked into
     a traced graph: the graphs traced at full and at CPU sizes must render the same).
-    `handlers`: (kind, handler) pairs for kinds beyond the family kinds (`workbench.seeds.generic`),
-    tried before them; `tf32`: matmuls may use TF32 (a run whose tolerance admits it)."""
-    full = _lower_at(problem, families, handlers, tf32, cpu=False)
-    if full is None or _lower_at(problem, families, handlers, tf32, cpu=True) != full:
+    `tf32`: matmuls may use TF32 (a run whose tolerance admits it)."""
+    full = _lower_at(problem, families, tf32, cpu=False)
+    if full is None or _lower_at(problem, families, tf32, cpu=True) != full:
         return None
     return full
 
 
-def _lower_at(problem: Problem, families: Sequence[str], handlers: Sequence[tuple[str, Handler]], tf32: bool,
-              cpu: bool) -> str | None:
+def _lower_at(problem: Problem, families: Sequence[str], tf32: bool, cpu: bool) -> str | None:
     try:
         gm = _trace(problem, cpu=cpu)
     except Exception:  # noqa: BLE001 - an untraceable reference gets no lowered seed
         return None
-    low = Lowerer(gm, families, tuple(handlers) + FAMILY_HANDLERS, tf32=tf32)
+    low = Lowerer(gm, families, FAMILY_HANDLERS, tf32=tf32)
     low.run()
     groups = [g for g in low.groups if g.kind != "elementwise" or g.body]
     if not groups:

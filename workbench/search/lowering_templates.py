@@ -32,8 +32,8 @@ from typing import Any
 _TILES = {
     "gpu": {"EW": 1024, "BM": 64, "BN": 64, "BK": 32, "ROWS": 4, "RBLOCK": 1024, "CBLOCK_R": 64,
             "CBLOCK_I": 16, "NORM_ROWS": 1, "NORM_BLOCK": 1024},
-    "interpreter": {"EW": 65536, "BM": 128, "BN": 128, "BK": 128, "ROWS": 64, "RBLOCK": 4096, "CBLOCK_R": 256,
-                    "CBLOCK_I": 256, "NORM_ROWS": 64, "NORM_BLOCK": 2048},
+    # The interpreter's row and column tiles are expressions of the sizes (`_Axis.launch`, `render_norm`).
+    "interpreter": {"EW": 262144, "BM": 128, "BN": 128, "BK": 128},
 }
 
 
@@ -183,7 +183,7 @@ def render_mm(i: int, inputs: int, body: list[str], linear: bool, vec_b: bool, v
              f"mask=mask, other=0).to(tl.float32)" for j in range(inputs)]
     eprep = []
     for j in range(inputs):
-        eprep.append(f"    x{j} = x{j}.expand(out.shape).reshape(BT, M, N){'.unsqueeze(-1)' if False else ''}")
+        eprep.append(f"    x{j} = x{j}.expand(out.shape).reshape(BT, M, N)")
     return _MM.format(
         i=i, eptrs="".join(f"x{j}_ptr, " for j in range(inputs)),
         estrides="".join(f"e{j}b, e{j}m, e{j}n, " for j in range(inputs)),

@@ -857,6 +857,31 @@ def seed_for(problem: Problem, device: str = "cuda") -> dict[str, Any]:
     return out | {"ok": True}
 
 
+def seed_on_gpu(problem: Problem, gpu: int, timeout_s: float = 600.0) -> dict[str, Any]:
+    """`seed_for(problem)` in a subprocess on local GPU `gpu` (the caller holds no CUDA context):
+    the row `main` writes ({"ok", "source" | "error", ...})."""
+    import os
+    import subprocess
+    import tempfile
+
+    root = str(Path(__file__).resolve().parents[2])
+    with tempfile.TemporaryDirectory(prefix="wb-inductor-seed-") as tmp:
+        todo, out = Path(tmp) / "problem.jsonl", Path(tmp) / "seed.jsonl"
+        todo.write_text(json.dumps(problem.to_dict()) + "\n")
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(gpu),
+                   PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"] if os.environ.get("PYTHONPATH") else ""))
+        try:
+            proc = subprocess.run([sys.executable, "-m", "workbench.seeds.inductor", str(todo), str(out)], env=env,
+                                  capture_output=True, text=True, timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            return {"problem_id": problem.id, "ok": False, "error": f"no Inductor seed within {timeout_s:.0f} s"}
+        rows = [json.loads(ln) for ln in out.read_text().splitlines() if ln.strip()] if out.exists() else []
+    if not rows:
+        return {"problem_id": problem.id, "ok": False,
+                "error": f"the Inductor process ended without a result (exit {proc.returncode}): {proc.stderr[-300:]}"}
+    return rows[-1]
+
+
 def baseline(problem: Problem, mode: str = "default", lock_path: str | None = None) -> dict[str, Any]:
     """The reference timed eager and under torch.compile (`mode`, static shapes, no CUDA graphs in
     the default mode) in this process, interleaved on the same inputs (ratio of medians), L2
