@@ -17,7 +17,7 @@ kind in the search's `generated` events; `seed_kind`, `started_from`).
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from workbench.records import Candidate, Problem
 
