@@ -421,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--gpus", type=lambda s: [int(x) for x in s.split(",")], default=None)
     ap.add_argument("--workers", type=int, default=0, help="executor workers per GPU (default: the executor's)")
-    ap.add_argument("--concurrent", type=int, default=3, help="problems searched at once per GPU")
+    ap.add_argument("--concurrent", type=int, default=4, help="problems searched at once per GPU")
     ap.add_argument("--time-budget-s", type=float, default=500.0,
                     help="no problem starts once its expected end passes this many seconds after the start")
     ap.add_argument("--capture-wait-s", type=float, default=120.0,
