@@ -142,12 +142,14 @@ def make_generator(spec: SearchSpec, store: Any, problem, executor, llm: Any = N
     from workbench.search import MutationGenerator, ReplayGenerator, ZooGenerator
 
     kind = spec.generator.resolved(spec.target)
+    # On a local GPU a problem without zoo kernels also gets Inductor's seed, made on that GPU.
+    inductor_gpu = spec.target.index if spec.target.kind == "cuda" else None
     seeds = (ReplayGenerator(store.candidates(problem_id=problem.id), executor.candidate_ids)
-             if spec.target.replay else ZooGenerator())
+             if spec.target.replay else ZooGenerator(inductor_gpu=inductor_gpu))
     if kind == "replay":
         return seeds
     if kind == "mutation":
-        return MutationGenerator(ZooGenerator())
+        return MutationGenerator(ZooGenerator(inductor_gpu=inductor_gpu))
     if kind == "llm-guided":
         from workbench.search.generators import LLMGuidedGenerator
 

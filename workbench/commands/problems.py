@@ -1,4 +1,4 @@
-"""`workbench problems list|show|zoo|import`."""
+"""`workbench problems list|show|zoo|seeds|import`."""
 from __future__ import annotations
 
 import sys
@@ -36,6 +36,16 @@ def register(sub) -> None:
     zo.add_argument("problem", help="id (L1/01_softmax) or name (softmax)")
     zo.add_argument("variant", nargs="?", help="print this variant's source")
     zo.set_defaults(handler=_zoo)
+
+    se = ps.add_parser("seeds", help="list the seeds a search of a problem starts from, or write them as files",
+                       description="The seeds `workbench search` measures first when the zoo has no kernel of the "
+                       "problem: the reference lowered to the kernel families and the generic seed (Inductor's "
+                       "seed needs a GPU: benchmarks/kb_bench.py makes it). Each is a candidate file for "
+                       "`workbench measure`.")
+    se.add_argument("problem", nargs="?", help="id (L1/19_ReLU), KernelBench path or name; or give --problem-file")
+    add_problem_file_option(se)
+    se.add_argument("--out", help="write each seed to DIR/<kind>_<n>.py")
+    se.set_defaults(handler=_seeds)
 
     im = ps.add_parser("import", help="import a KernelBench-layout directory into the database",
                        description="Loads every levelN/*.py under PATH; a bad file is reported "
@@ -98,6 +108,32 @@ def _zoo(args) -> int:
             for k in ks]
     print(table(rows, ["variant", "backend", "template", "values"]))
     print(f"\n{len(ks)} variants of {p.id}; `workbench problems zoo {p.id} VARIANT` prints one")
+    return 0
+
+
+def _seeds(args) -> int:
+    from pathlib import Path
+
+    from workbench.seeds import seed_kind, seeds_for
+
+    p = problem_from_args(args, args.problem)
+    seeds = seeds_for(p)
+    if not seeds:
+        print(f"no seed for {p.id}: its reference neither builds on the meta device nor traces", file=sys.stderr)
+        return 1
+    rows = []
+    for i, c in enumerate(seeds):
+        kernels = c.source.count("@triton.jit")
+        path = ""
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+            path = str(out / f"{seed_kind(c.origin)}_{i}.py")
+            Path(path).write_text(c.source)
+        rows.append({"kind": seed_kind(c.origin), "origin": c.origin, "kernels": kernels, "id": c.id,
+                     **({"file": path} if path else {})})
+    print(table(rows, ["kind", "origin", "kernels", "id"] + (["file"] if args.out else [])))
+    print(f"\n{len(seeds)} seeds of {p.id}; a search measures them first and starts from the fastest correct one")
     return 0
 
 

@@ -79,32 +79,51 @@ class Generator(abc.ABC):
 # --------------------------------------------------------------------------- zoo + mutation
 class ZooGenerator(Generator):
     """Seeds from the hand-written kernels in `workbench/zoo`; for a problem with none there,
-    seeds lowered from its reference's graph into Triton templates (`lowering.lowered_seeds`).
-    Proposes no children."""
+    the seeds `workbench.seeds.seeds_for` makes (an Inductor seed when one is given for the
+    problem in `inductor`, the reference lowered to the kernel families, the generic seed), each
+    seed's kind recorded in its `generated` event. Proposes no children."""
 
     name = "zoo"
 
-    def __init__(self, include_cuda: bool = False):
+    def __init__(self, include_cuda: bool = False, inductor: dict[str, str | None] | None = None,
+                 family_variants: bool = True, inductor_gpu: int | None = None):
+        """`inductor`: Inductor seeds by problem id; `inductor_gpu`: make the Inductor seed of a
+        problem not in `inductor` on this local GPU (a subprocess; `workbench.seeds.inductor`);
+        `family_variants`: also each family kind lowered alone (more seeds, more tracing)."""
         self.include_cuda = include_cuda
+        self.inductor = dict(inductor or {})
+        self.inductor_gpu = inductor_gpu
+        self.family_variants = family_variants
+        self._kinds: dict[str, str] = {}
 
     def seeds(self, problem: Problem) -> list[Candidate]:
+        from workbench.seeds import seed_kind, seeds_for
         from workbench.zoo import zoo_candidates
 
         cands = [c for c in zoo_candidates(problem.id) if self.include_cuda or c.backend != "cuda"]
         if not cands:
-            from workbench.search.lowering import lowered_seeds
+            if problem.id not in self.inductor and self.inductor_gpu is not None:
+                from workbench.seeds.inductor import seed_on_gpu
 
-            cands = lowered_seeds(problem)
+                row = seed_on_gpu(problem, self.inductor_gpu)
+                self.inductor[problem.id] = row.get("source") if row.get("ok") else None
+            cands = seeds_for(problem, self.inductor.get(problem.id), family_variants=self.family_variants)
         if not cands:
-            raise ConfigError(f"the zoo has no kernel for {problem.id} and no part of its reference "
-                              "lowers to a Triton template (elementwise chains, matmuls and linear "
-                              "layers, last-dimension reductions, softmax, layer norm); add a kernel "
-                              f"under workbench/zoo/level{problem.level}/{problem.name}/ or seed the "
-                              "search from another generator (--generator llm)")
+            raise ConfigError(f"the zoo has no kernel for {problem.id} and no seed could be made from its reference "
+                              "(it neither builds on the meta device nor traces); check that `workbench problems "
+                              f"show {problem.id}` loads it, add a kernel under workbench/zoo/level{problem.level}/"
+                              f"{problem.name}/, or seed the search from another generator (--generator llm)")
+        for c in cands:
+            self._kinds[c.id] = seed_kind(c.origin) or ""
         return cands
 
     def children(self, ctx: GenerationContext) -> list[Candidate | FailedGeneration]:
         return []
+
+    def generation_info(self, candidate_id: str) -> dict[str, Any] | None:
+        """{"seed_kind": ...} for a seed this generator returned (zoo, inductor, family, generic)."""
+        kind = self._kinds.get(candidate_id)
+        return {"seed_kind": kind} if kind else None
 
 
 class MutationGenerator(Generator):
@@ -118,6 +137,9 @@ class MutationGenerator(Generator):
 
     def seeds(self, problem: Problem) -> list[Candidate]:
         return self.seed_from.seeds(problem)
+
+    def generation_info(self, candidate_id: str) -> dict[str, Any] | None:
+        return self.seed_from.generation_info(candidate_id)
 
     def children(self, ctx: GenerationContext) -> list[Candidate | FailedGeneration]:
         return list(neighbourhood(ctx.parent, ctx.n, seed=ctx.rng.getrandbits(32), ops=self.ops,
@@ -281,7 +303,7 @@ class LLMGenerator(Generator):
         return out
 
     def generation_info(self, candidate_id: str) -> dict[str, Any] | None:
-        return self._info.get(candidate_id)
+        return self._info.get(candidate_id) or self.seed_from.generation_info(candidate_id)
 
 
 # --------------------------------------------------------------------------- LLM-guided mutation
@@ -332,7 +354,7 @@ class LLMGuidedGenerator(Generator):
         return self.seed_from.seeds(problem)
 
     def generation_info(self, candidate_id: str) -> dict[str, Any] | None:
-        return self._info.get(candidate_id)
+        return self._info.get(candidate_id) or self.seed_from.generation_info(candidate_id)
 
     def prompt(self, ctx: GenerationContext, ops: Sequence[str]) -> list[dict[str, str]]:
         p = ctx.problem

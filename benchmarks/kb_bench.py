@@ -1,0 +1,448 @@
+"""KernelBench-layout folder end to end: import, seed, search each problem, compare with eager and
+torch.compile, on every GPU of the machine.
+
+    PYTHONPATH=. python benchmarks/kb_bench.py tests/problems/kb_corpus --out $OUT
+    PYTHONPATH=. python benchmarks/kb_bench.py tests/problems/kb_corpus --out $OUT --resume prev/kb-rows.jsonl
+    PYTHONPATH=. python benchmarks/kb_bench.py tests/problems/kb_corpus --summarize rows.jsonl
+    PYTHONPATH=. python benchmarks/kb_bench.py DIR --cpu --limit 3 --budget 3   # smoke, Triton interpreter
+
+The parent loads DIR as `workbench problems import` does (counts derived), leaves out problems
+already in `--resume` (a previous call's `kb-rows.jsonl`) or in `--out`'s rows, and shards the
+rest over the GPUs (`--gpus`, default all), one process per GPU. A GPU's process:
+
+1. starts `python -m workbench.seeds.inductor` on its GPU for its problems: Inductor's seed
+   (torch.compile, dynamic shapes, rewritten and validated) and the torch.compile baseline (default
+   mode, static shapes, no CUDA graphs, timed against eager in that process, alone on the GPU
+   through the executor's GPU lock); it is restarted past a problem it died on;
+2. searches its problems `--concurrent` at a time on one executor (`--workers` worker processes
+   compile and check in parallel, timing is exclusive per GPU): seeds from the zoo generator
+   (the Inductor seed when there is one, the family lowering, the generic seed), children by
+   the mutation operators, `--method` with the `--forecaster`, `--budget` GPU measurements each
+   (the seeds' included);
+3. appends one row per finished problem to `--out`/kb-rows.jsonl as soon as it has it (a call cut
+   short loses only problems in flight) and prints progress.
+
+A row: problem_id, level, gpu, budget, seed_kind (the kind of the best correct seed: the one
+the search starts from), seeds ({kind: correct?}), correct (a correct candidate was found),
+correct_seed, best_over_eager (the best measured speedup over the eager reference), compile
+(the baseline), best_over_compile (best_over_eager / torch.compile's speedup over eager),
+measurements (GPU measurements used), finish_reason, search_s.
+
+When every problem of DIR has a row from one GPU type, the summary `kb-corpus-<gpu>.json`
+(metrics: problems, with_correct_seed (a share), searched, best_over_eager_median,
+best_over_compile_median, share_beating_compile; the same `by_level`) is written to --out and,
+for the default corpus, to benchmarks/results/. --cpu never writes a results file.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import commit, write_results  # noqa: E402
+
+from workbench.records import Problem, now_iso  # noqa: E402
+
+CORPUS = ROOT / "tests" / "problems" / "kb_corpus"
+RESULTS = ROOT / "benchmarks" / "results"
+ROWS = "kb-rows.jsonl"
+
+
+def log(msg: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
+
+
+def read_rows(*paths: Path | None) -> dict[str, dict]:
+    """Rows by problem id from JSON-lines files (later files win; a torn last line is skipped)."""
+    out: dict[str, dict] = {}
+    for p in paths:
+        if p is None or not Path(p).exists():
+            continue
+        for ln in Path(p).read_text().splitlines():
+            try:
+                row = json.loads(ln)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and "problem_id" in row:
+                out[row["problem_id"]] = row
+    return out
+
+
+def append_row(path: Path, row: dict) -> None:
+    """One line, one write (O_APPEND): rows from several processes never interleave."""
+    data = (json.dumps(row) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+    finally:
+        os.close(fd)
+
+
+class OneAtATime:
+    """A generator whose calls run one at a time across threads: Python 3.11's ast module (seeds
+    are made and mutated through it) is not safe to use from several threads at once."""
+
+    lock = threading.Lock()
+
+    def __init__(self, gen):
+        self.gen, self.name = gen, gen.name
+
+    def seeds(self, problem):
+        with self.lock:
+            return self.gen.seeds(problem)
+
+    def children(self, ctx):
+        with self.lock:
+            return self.gen.children(ctx)
+
+    def generation_info(self, candidate_id):
+        return self.gen.generation_info(candidate_id)
+
+
+# =========================================================================== one problem
+def search_row(problem: Problem, executor, forecaster, args, inductor: dict | None, store_dir: str) -> dict[str, Any]:
+    """Seed and search one problem; its row (see the module doc)."""
+    from workbench.search import MutationGenerator, SearchRun, ZooGenerator, make_method
+    from workbench.search.selection import make_selector
+    from workbench.seeds import seed_kind
+    from workbench.store import Store
+
+    row: dict[str, Any] = {"problem_id": problem.id, "level": problem.level, "gpu": executor.hardware.key,
+                           "budget": args.budget}
+    t0 = time.time()
+    source = (inductor or {}).get("source") if (inductor or {}).get("ok") else None
+    gen = OneAtATime(MutationGenerator(ZooGenerator(inductor={problem.id: source} if source else None)))
+    with Store(Path(store_dir) / f"{problem.id.replace('/', '_')}.sqlite") as store:
+        store.put_problem(problem)
+        run = SearchRun(store, problem, executor, gen, forecaster, make_method(args.method, k=4, m=4),
+                        budget=args.budget, seed=args.seed, selector=make_selector("puct"), max_seeds=args.max_seeds)
+        try:
+            run.start()
+            run.run(progress=False)
+        except Exception as e:  # noqa: BLE001 - a problem that cannot be searched is a row too
+            return row | {"error": f"{type(e).__name__}: {str(e)[:400]}", "correct": False, "correct_seed": False,
+                          "search_s": round(time.time() - t0, 1)}
+        s = run.summary()
+        seeds = {c.id: c for c in run.candidates.values() if c.parent_id is None and seed_kind(c.origin)}
+        seed_ok = {cid: bool(run.measurements.get(cid) and run.measurements[cid].ok) for cid in seeds}
+        best_seed = max((cid for cid, ok in seed_ok.items() if ok),
+                        key=lambda cid: run.measurements[cid].speedup or 0.0, default=None)
+        ok_any = any(m.ok for m in run.measurements.values())
+    row.update(seeds={seed_kind(seeds[cid].origin) + f"#{i}": ok for i, (cid, ok) in enumerate(seed_ok.items())},
+               seed_kind=seed_kind(seeds[best_seed].origin) if best_seed else None,
+               correct_seed=best_seed is not None, correct=ok_any, best_over_eager=s["best_speedup"],
+               measurements=s["gpu_measurements"], finish_reason=s["finish_reason"], finished=bool(s["finished"]),
+               inductor_seed=bool(source), search_s=round(time.time() - t0, 1))
+    if not source and inductor:
+        row["inductor_error"] = (inductor.get("error") or "")[:300]
+    base = (inductor or {}).get("baseline") or {}
+    row["compile"] = base
+    if s["best_speedup"] and base.get("compile_speedup"):
+        row["best_over_compile"] = s["best_speedup"] / base["compile_speedup"]
+    return row
+
+
+# =========================================================================== a GPU's process
+def run_shard(args) -> int:
+    """Search the problems in args.problems_file on GPU args.gpu (see the module doc)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from workbench.execution.executors import ChunkedExecutor, LocalGPUExecutor
+    from workbench.execution.hardware import cpu_hardware
+
+    problems = [Problem.from_dict(json.loads(ln)) for ln in Path(args.problems_file).read_text().splitlines() if ln]
+    rows_path = Path(args.out) / ROWS
+    tag = "cpu" if args.cpu else f"gpu{args.gpu}"
+    if args.cpu:
+        executor = ChunkedExecutor(cpu_hardware(), device="cpu", workers=args.workers or 2, max_chunk=8,
+                                   options={"time": True}, linger_s=2.0)
+    else:
+        executor = LocalGPUExecutor(gpus=[args.gpu], workers=args.workers or None)
+    forecaster = make_forecaster(args, executor.hardware.key)
+    captures = Path(args.out) / f"kb-captures-{tag}.jsonl"
+    capture_proc = None if args.cpu or args.no_inductor else start_capture(args, problems, captures, executor)
+    deadline = args.t_start + args.time_budget_s
+    per: list[float] = []
+    lock = threading.Lock()
+    store_dir = tempfile.mkdtemp(prefix=f"kb-{tag}-")
+
+    def capture_of(pid: str, wait_until: float) -> dict | None:
+        if capture_proc is None:
+            return None
+        while True:
+            got = read_rows(captures).get(pid)
+            if got is not None or time.time() > wait_until or not capture_proc.alive():
+                return got
+            time.sleep(1.0)
+
+    def one(p: Problem) -> None:
+        expect = statistics.median(per) if per else 0.0
+        if time.time() + expect > deadline:
+            log(f"{tag}: {p.id} not started (time budget)")
+            return
+        cap = capture_of(p.id, min(deadline, time.time() + args.capture_wait_s))
+        t0 = time.time()
+        row = search_row(p, executor, forecaster, args, cap, store_dir)
+        with lock:
+            per.append(time.time() - t0)
+            append_row(rows_path, row)
+        log(f"{tag}: {p.id} seed={row.get('seed_kind')} correct={row.get('correct')} "
+            f"best={row.get('best_over_eager')} vs_compile={row.get('best_over_compile')} "
+            f"used={row.get('measurements')} ({row.get('search_s')} s){' ERROR ' + row['error'] if 'error' in row else ''}")
+
+    try:
+        with ThreadPoolExecutor(max_workers=args.concurrent) as pool:
+            list(pool.map(one, problems))
+    finally:
+        if capture_proc is not None:
+            capture_proc.stop()
+        executor.close()
+    return 0
+
+
+class _Capture:
+    """The Inductor seed and baseline subprocess of one GPU, restarted past a problem it died on."""
+
+    def __init__(self, args, problems: list[Problem], out: Path, lock_path: str | None):
+        self.args, self.problems, self.out, self.lock_path = args, problems, out, lock_path
+        self.proc: subprocess.Popen | None = None
+        self.skip: list[str] = []
+        self.done = False
+        self.thread = threading.Thread(target=self._loop, daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        todo_file = Path(tempfile.mkdtemp(prefix="kb-capture-")) / "todo.jsonl"  # not under --out: few files return
+        todo_file.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in self.problems))
+        # Inductor's parallel compile pool, one per GPU process: a few threads each, not every core.
+        env = dict(os.environ, CUDA_VISIBLE_DEVICES=str(self.args.gpu), PYTHONPATH=str(ROOT),
+                   TORCHINDUCTOR_COMPILE_THREADS=str(self.args.compile_threads))
+        while not self.done:
+            have = read_rows(self.out)
+            left = [p.id for p in self.problems if p.id not in have and p.id not in self.skip]
+            if not left:
+                break
+            cmd = [sys.executable, "-m", "workbench.seeds.inductor", str(todo_file), str(self.out), "--baselines",
+                   "--skip", ",".join(list(have) + self.skip)]
+            if self.lock_path:
+                cmd += ["--gpu-lock", self.lock_path]
+            self.proc = subprocess.Popen(cmd, env=env, cwd=str(ROOT))
+            rc = self.proc.wait()
+            if rc != 0 and not self.done:  # it died on the first problem it had not finished
+                have = read_rows(self.out)
+                dead = next((pid for pid in left if pid not in have), None)
+                if dead is None:
+                    break
+                log(f"gpu{self.args.gpu}: the Inductor process died on {dead} (exit {rc}); going on without it")
+                append_row(self.out, {"problem_id": dead, "ok": False, "error": f"capture process died (exit {rc})"})
+        self.done = True
+
+    def alive(self) -> bool:
+        return not self.done
+
+    def stop(self) -> None:
+        self.done = True
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+
+
+def start_capture(args, problems: list[Problem], out: Path, executor) -> _Capture:
+    lock_dir = getattr(executor, "_lock_dir", None)
+    lock_path = os.path.join(lock_dir, f"gpu{args.gpu}.lock") if lock_dir else None
+    return _Capture(args, problems, out, lock_path)
+
+
+def make_forecaster(args, hardware_key: str):
+    """The searches' forecaster: roofline, or the learned one fitted on the shipped data of this
+    GPU (falling back to roofline when there is none)."""
+    from workbench.forecast.roofline import RooflineForecaster
+
+    if args.forecaster == "roofline" or args.method == "measure_all":
+        return RooflineForecaster()
+    from workbench.dataset.shipped import load_shipped
+    from workbench.forecast.fitted import fit_or_load
+
+    problems, candidates, measurements = load_shipped(None)
+    ms = [m for m in measurements if m.hardware_key == hardware_key]
+    if not ms:
+        log(f"no shipped measurements for {hardware_key}: the roofline forecaster searches")
+        return RooflineForecaster()
+    return fit_or_load(problems, candidates, ms, hardware_key=hardware_key,
+                       cache_dir=os.path.join(tempfile.gettempdir(), "kb-bench-fit"))
+
+
+# =========================================================================== the parent
+def _median(xs: list[float]) -> float | None:
+    return float(statistics.median(xs)) if xs else None
+
+
+def metrics(rows: list[dict]) -> dict[str, Any]:
+    """The summary metrics of `rows` (see the module doc)."""
+    n = len(rows)
+    eager = [r["best_over_eager"] for r in rows if r.get("correct") and r.get("best_over_eager")]
+    vs_compile = [r["best_over_compile"] for r in rows if r.get("best_over_compile")]
+    return {
+        "problems": n,
+        "with_correct_seed": (sum(1 for r in rows if r.get("correct_seed")) / n) if n else None,
+        "with_correct_candidate": (sum(1 for r in rows if r.get("correct")) / n) if n else None,
+        "searched": sum(1 for r in rows if r.get("finished")),
+        "best_over_eager_median": _median(eager),
+        "best_over_compile_median": _median(vs_compile),
+        "share_beating_compile": (sum(1 for v in vs_compile if v > 1.0) / len(vs_compile)) if vs_compile else None,
+        "seed_kinds": {k: sum(1 for r in rows if (r.get("seed_kind") or "none") == k)
+                       for k in sorted({r.get("seed_kind") or "none" for r in rows})},
+    }
+
+
+def summary(problems: list[Problem], rows: dict[str, dict], args) -> dict[str, Any] | None:
+    """The results document when every problem has a row from one GPU type, else None."""
+    mine = [rows[p.id] for p in problems if p.id in rows]
+    gpus = {r.get("gpu") for r in mine}
+    if len(mine) != len(problems) or len(gpus) != 1:
+        return None
+    budgets = {r.get("budget") for r in mine}
+    levels = sorted({r["level"] for r in mine})
+    return {
+        "benchmark": "kb_bench", "gpu": gpus.pop(), "date": now_iso(), "commit": commit(),
+        "metrics": metrics(mine) | {"by_level": {f"level{lv}": metrics([r for r in mine if r["level"] == lv])
+                                                  for lv in levels}},
+        "definitions": {
+            "with_correct_seed": "share of problems with at least one seed the executor measured correct",
+            "searched": "problems whose search ran to its end (budget spent or generator exhausted)",
+            "best_over_eager_median": "median over problems with a correct candidate of the best measured speedup "
+                                      "over the eager reference",
+            "best_over_compile_median": "median of the best speedup divided by torch.compile's speedup over eager "
+                                        "(default mode, static shapes, no CUDA graphs, timed in the same run)",
+            "share_beating_compile": "share of those problems whose best candidate beats torch.compile",
+        },
+        "settings": {"budgets": sorted(b for b in budgets if b is not None), "method": args.method,
+                     "forecaster": args.forecaster, "seed": args.seed, "folder": str(args.folder)},
+        "per_problem": {r["problem_id"]: r for r in mine},
+    }
+
+
+def run_parent(args) -> int:
+    from workbench.problems import load_dir
+
+    t_start = time.time()
+    out = Path(args.out or tempfile.mkdtemp(prefix="kb-bench-"))
+    out.mkdir(parents=True, exist_ok=True)
+    rows_path = out / ROWS
+    problems, errors = load_dir(args.folder)
+    for e in errors:
+        log(f"not loaded: {e}")
+    if args.every > 1:
+        problems = problems[:: args.every]
+    if args.limit:
+        problems = problems[: args.limit]
+    previous = read_rows(*(args.resume or []))
+    have = read_rows(rows_path)
+    for pid, row in previous.items():  # the output file is cumulative across calls
+        if pid not in have:
+            append_row(rows_path, row)
+    done = set(previous) | set(have)
+    todo = [p for p in problems if p.id not in done]
+    log(f"{len(problems)} problems, {len(done & {p.id for p in problems})} done before, {len(todo)} to do")
+    if args.summarize is None and todo:
+        gpus = [None] if args.cpu else (args.gpus or list(range(_gpu_count())))
+        shards = {g: todo[i::len(gpus)] for i, g in enumerate(gpus)}
+        procs = []
+        for g, ps in shards.items():
+            if not ps:
+                continue
+            pf = Path(tempfile.mkdtemp(prefix="kb-shard-")) / "todo.jsonl"
+            pf.write_text("".join(json.dumps(p.to_dict()) + "\n" for p in ps))
+            cmd = [sys.executable, str(Path(__file__).resolve()), str(args.folder), "--shard", "--problems-file",
+                   str(pf), "--out", str(out), "--budget", str(args.budget), "--method", args.method,
+                   "--forecaster", args.forecaster, "--seed", str(args.seed), "--concurrent", str(args.concurrent),
+                   "--max-seeds", str(args.max_seeds), "--time-budget-s", str(args.time_budget_s),
+                   "--t-start", str(t_start), "--capture-wait-s", str(args.capture_wait_s)]
+            cmd += ["--cpu"] if args.cpu else ["--gpu", str(g)]
+            cmd += ["--workers", str(args.workers)] if args.workers else []
+            cmd += ["--no-inductor"] if args.no_inductor else []
+            cmd += ["--compile-threads", str(args.compile_threads)]
+            procs.append(subprocess.Popen(cmd, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(ROOT)))
+            log(f"shard {g}: {len(ps)} problems")
+        for p in procs:
+            p.wait()
+    rows = read_rows(rows_path, *(Path(s) for s in ([args.summarize] if args.summarize else [])))
+    doc = summary(problems, rows, args)
+    left = [p.id for p in problems if p.id not in rows]
+    log(f"{time.time() - t_start:.0f} s; {len(rows)} rows; {len(left)} problems left" + (f" ({', '.join(left[:8])}...)" if left else ""))
+    if doc is None:
+        log("no summary: not every problem has a row from one GPU type yet (run again with --resume)")
+        print(json.dumps(metrics([rows[p.id] for p in problems if p.id in rows]), indent=2))
+        return 0
+    text = json.dumps(doc, indent=2) + "\n"
+    if args.cpu:
+        print(json.dumps(doc["metrics"], indent=2))
+        return 0
+    full = Path(args.folder).resolve() == CORPUS.resolve() and not args.limit and args.every == 1
+    for p in write_results(RESULTS, f"kb-corpus-{doc['gpu']}.json", text, full, str(out),
+                           "partial run (--limit or another folder): no results file written"):
+        log(f"wrote {p}")
+    print(json.dumps(doc["metrics"], indent=2))
+    return 0
+
+
+def _gpu_count() -> int:
+    out = subprocess.run([sys.executable, "-c", "import torch; print(torch.cuda.device_count())"],
+                         capture_output=True, text=True, timeout=120)
+    n = int(out.stdout.strip() or 0)
+    if not n:
+        raise SystemExit("no CUDA GPU: run with --cpu for the smoke path")
+    return n
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("folder", type=Path, nargs="?", default=CORPUS, help="KernelBench-layout folder (levelN/*.py)")
+    ap.add_argument("--out", default=None, help="where rows, captures and the summary go (e.g. $OUT)")
+    ap.add_argument("--resume", action="append", type=Path, help="rows of a previous call (repeatable)")
+    ap.add_argument("--summarize", default=None, help="only summarise these rows (no GPU)")
+    ap.add_argument("--budget", type=int, default=32, help="GPU measurements per problem, seeds included")
+    ap.add_argument("--method", default="screen_topk", choices=("screen_topk", "measure_all"))
+    ap.add_argument("--forecaster", default="roofline", choices=("roofline", "learned"))
+    ap.add_argument("--max-seeds", type=int, default=4, help="seeds measured first (the search starts from the best)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--gpus", type=lambda s: [int(x) for x in s.split(",")], default=None)
+    ap.add_argument("--workers", type=int, default=0, help="executor workers per GPU (default: the executor's)")
+    ap.add_argument("--concurrent", type=int, default=4, help="problems searched at once per GPU")
+    ap.add_argument("--time-budget-s", type=float, default=500.0,
+                    help="no problem starts once its expected end passes this many seconds after the start")
+    ap.add_argument("--capture-wait-s", type=float, default=120.0,
+                    help="how long a search waits for its problem's Inductor seed")
+    ap.add_argument("--no-inductor", action="store_true", help="no Inductor seeds and no torch.compile baseline")
+    ap.add_argument("--limit", type=int, default=0, help="only the first N problems")
+    ap.add_argument("--every", type=int, default=1, help="only every Nth problem (a smoke run over all kinds)")
+    ap.add_argument("--compile-threads", type=int, default=8, help="Inductor compile threads per GPU process")
+    ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU (interpreter); no results file")
+    ap.add_argument("--shard", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--problems-file", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--gpu", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--t-start", type=float, default=None, help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.budget < 1:
+        raise SystemExit("--budget must be at least 1")
+    if args.shard:
+        args.t_start = args.t_start or time.time()
+        return run_shard(args)
+    return run_parent(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
