@@ -37,6 +37,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from concurrent.futures import ThreadPoolExecutor
@@ -62,7 +63,7 @@ _STICKY = ("illegal memory access", "device-side assert", "CUDA error", "unspeci
 # --------------------------------------------------------------------------- worker side
 def _worker_main() -> None:
     from workbench.execution import gate, guards
-    from workbench.execution.worker import Verdict, make_sync, open_arena, run_job
+    from workbench.execution.worker import Verdict, make_sync, open_arena, run_job, share_outputs
 
     contain.become_subreaper()
     chan = protocol.CHANNEL_FD
@@ -79,7 +80,7 @@ def _worker_main() -> None:
         link = gate.Link.from_fd(contain.LINK_FD)
     except OSError:
         link = None
-    state = gate.WorkerState(open_arena, make_sync)
+    state = gate.WorkerState(open_arena, make_sync, share_outputs())
     baseline = None
     protocol.send(chan, {"type": "ready"})
     while True:
@@ -183,6 +184,9 @@ def run_chunk(job: MeasureJob, candidates: Sequence[Candidate], *, on_result=Non
     only: the returned list covers `candidates`.
     """
     problem, hardware, device = job.problem, job.hardware, job.device
+    # Whatever process starts workers (the executor's, a Ray worker's) may hold the user's keys
+    # in its environment: no worker may read its /proc entries or memory.
+    contain.protect_process()
     pending = list({c.id: c for c in candidates}.values())  # a repeated id is measured once
     done: dict[str, Measurement] = {}
 
@@ -319,6 +323,7 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
     jid: str | None = None
     held: dict | None = None      # the current job's result, waiting for the worker's confirmation
     session = None                # the current job's session with the judge (a Future of its report)
+    judged = threading.Event()    # set when the current session's report is in, before "end" is sent
     budget: PhaseBudget | None = None
     started = time.monotonic()
     log_mark = 0
@@ -328,6 +333,17 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
 
     judges = ThreadPoolExecutor(max_workers=2, thread_name_prefix="wb-judge")
     sessions = ThreadPoolExecutor(max_workers=1, thread_name_prefix="wb-session")
+
+    def run_session(req: dict, done: threading.Event) -> dict:
+        """The judge's session, then "end" to the worker (over this process's end of the
+        link): the worker may report only after that, so a message before is out of turn."""
+        report = timer.session(link_id, link_mine, req)
+        done.set()
+        try:
+            protocol.send(link_mine.fileno(), {"type": "end"})
+        except OSError:
+            pass
+        return report
 
     def judge_one(cand: Candidate, res: dict, text: str, sess) -> None:
         try:
@@ -396,12 +412,16 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
             violation = None
             for f in frames:
                 kind = f.get("type")
+                if session is not None and not judged.is_set():
+                    violation = f"a {kind!r} message during the judge's session"
+                    break
                 if kind == "phase" and current is not None and f.get("job_id") == jid and held is None:
                     budget.set_phase(str(f.get("phase", "")))
                 elif kind == "gate" and current is not None and f.get("job_id") == jid and held is None \
                         and session is None:
                     req = _session_request(job, prepared["ref"], ref_key, proc.pid)
-                    session = sessions.submit(timer.session, link_id, link_mine, req)
+                    judged = threading.Event()
+                    session = sessions.submit(run_session, req, judged)
                     budget.set_phase(JUDGING)
                 elif kind == "result" and current is not None and f.get("job_id") == jid and held is None \
                         and isinstance(f.get("result"), dict):

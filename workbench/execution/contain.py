@@ -21,10 +21,11 @@ What each layer gives, on Linux (`describe()` says which of them this machine ap
 
 - another user: where the executor runs as root, the worker runs as `nobody` (its work
   directory, the build caches and the GPU locks handed over to it), so it cannot read the
-  files, environment or memory of the executor's user; elsewhere it runs as the executor's
-  user, and the processes that hold anything worth reading make themselves non-dumpable
+  files, environment or memory of the executor's user; a root executor that cannot switch
+  (`worker_identity` says why) runs the worker as root without any capability. Either way
+  the processes that hold anything worth reading make themselves non-dumpable
   (`protect_process`: the executor, the judge's timer and reference worker), which closes
-  their /proc/<pid>/environ, mem and fd to every other process of the same user.
+  their /proc/<pid>/environ, mem and fd to every process without CAP_SYS_PTRACE.
 
 What it does NOT give: reading is not restricted beyond that (a worker of the same user can
 read files the user can read); UDP and non-abstract unix sockets are open where there is no
@@ -74,6 +75,7 @@ _FS_REFER, _FS_TRUNCATE = 1 << 13, 1 << 14
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1
 _PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _CLONE_NEWNET = 0x40000000
 
 _libc = None
@@ -289,8 +291,9 @@ CPU_SECONDS = 3600
 def preexec(ruleset_fd: int, file_size_bytes: int, cpu_mem_bytes: int | None = None,
             cpus: Sequence[int] | None = None, identity: tuple[int, int] | None = None):
     """The function the worker runs between fork and exec (only system calls, no imports):
-    its user (`identity`, before the death signal, which a change of user clears), the death
-    signal, CPU affinity, resource limits and no new privileges."""
+    its user (`identity`, before the death signal, which a change of user clears; as root
+    without one, an empty capability bounding set), the death signal, CPU affinity, resource
+    limits and no new privileges."""
     libc = _lib()
     linux = sys.platform.startswith("linux")
 
@@ -299,6 +302,13 @@ def preexec(ruleset_fd: int, file_size_bytes: int, cpu_mem_bytes: int | None = N
             os.setgroups([])
             os.setgid(identity[1])
             os.setuid(identity[0])
+        elif linux and os.geteuid() == 0:
+            # Root without a user to switch to: no capabilities at all after exec (an empty
+            # bounding set), so the worker cannot read or trace non-dumpable processes of the
+            # executor's user, nor override file permissions.
+            for cap in range(64):
+                libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+            libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
         if linux:
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if cpus and hasattr(os, "sched_setaffinity"):
@@ -367,7 +377,9 @@ def describe() -> dict[str, str]:
         else "not contained (Landlock ABI < 6): a candidate can signal processes of the same user",
         "processes": "supervisor subreaper: descendants are killed with the worker",
         "user": (f"workers run as uid {ident[0]} (nobody)" if ident else
-                 f"workers run as the executor's user ({_identity_why or 'not root'})"),
+                 f"workers run as the executor's user ({_identity_why or 'not root'})"
+                 + ("; as root without any capability" if sys.platform.startswith("linux") and os.geteuid() == 0
+                    else "")),
         "parent memory": ("executor, timer and reference worker non-dumpable (environ, mem, fd closed to "
                           "other processes of the user)" if sys.platform.startswith("linux")
                           else "not protected (no prctl on this platform)"),

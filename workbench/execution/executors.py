@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from workbench.errors import ConfigError
+from workbench.execution import contain
 from workbench.execution.base import Executor, done_future
 from workbench.execution.chunked import run_chunk
 from workbench.execution.hardware import cpu_hardware, roofline_floor_ms
@@ -46,6 +47,7 @@ class _PoolExecutor(Executor):
     """Shared queue logic: a thread pool in which each task runs one sandboxed worker."""
 
     def __init__(self, workers: int):
+        contain.protect_process()   # this process may hold the user's keys; workers must not read it
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wb-measure")
         self._workers = workers
         self._closed = False
@@ -187,6 +189,7 @@ class ChunkedExecutor(Executor):
         `on_raw(candidate, result)` receives each worker's result dict (see chunked.run_chunk)."""
         if workers < 1 or max_chunk < 1:
             raise ConfigError("workers and max_chunk must be at least 1")
+        contain.protect_process()   # this process may hold the user's keys; workers must not read it
         self._linger_s = check_linger(linger_s)
         self.hardware = hardware
         self.device = device

@@ -24,7 +24,6 @@ a descriptor (the CPU arena) travels with SCM_RIGHTS in lockstep, so no frame is
 """
 from __future__ import annotations
 
-import json
 import math
 import mmap
 import os
@@ -126,13 +125,21 @@ def entries(items: Sequence[Any], offset: int) -> tuple[list[dict], int]:
     return out, offset
 
 
-def make_layout(slots: dict[str, tuple[Sequence[Any], Sequence[Any]]]) -> dict:
-    """The arena's layout: per slot name, (example inputs, example outputs) -> entries."""
-    layout: dict[str, Any] = {"slots": {}}
+def make_layout(slots: dict[str, tuple[Sequence[Any], Sequence[Any]]], outputs_in_arena: bool = True) -> dict:
+    """The arena's layout: per slot name, (example inputs, example outputs) -> entries.
+
+    `outputs_in_arena` (the CPU gate): the worker copies its outputs into the arena. Without
+    it (the GPU gate) output entries only describe the outputs (offset -1): the worker shares
+    the memory its call wrote (gate_cuda.share_outputs), so no one's timed region holds a copy
+    a worker could skip."""
+    layout: dict[str, Any] = {"slots": {}, "outputs_in_arena": outputs_in_arena}
     off = 0
     for name, (ins, outs) in slots.items():
         ie, off = entries(ins, off)
-        oe, off = entries(outs, off)
+        if outputs_in_arena:
+            oe, off = entries(outs, off)
+        else:
+            oe = [{**e, "offset": -1} for e in entries(outs, 0)[0]]
         layout["slots"][name] = {"inputs": ie, "outputs": oe}
     layout["nbytes"] = max(off, ALIGN)
     return layout
@@ -144,8 +151,8 @@ def views(base, ents: Sequence[dict]) -> list:
 
     out = []
     for e in ents:
-        if e["kind"] != "tensor":
-            out.append(e["value"])
+        if e["kind"] != "tensor" or e["offset"] < 0:
+            out.append(e.get("value"))
             continue
         dt = getattr(torch, e["dtype"])
         raw = base[e["offset"]:e["offset"] + e["nbytes"]]
@@ -321,41 +328,42 @@ def _reply_error(status: str, reason: str) -> dict:
     return {"ok": False, "status": status, "reason": reason[:3000]}
 
 
-def write_outputs(out: Any, outs: Sequence[Any], ents: Sequence[dict], device: str) -> tuple[list, dict | None]:
-    """Copy a call's result into the shared outputs; returns (plain values, error reply or
-    None). The checks only make the caller's own candidate look worse (the judge compares
+def check_outputs(out: Any, ents: Sequence[dict], device: str) -> tuple[list, list, dict | None]:
+    """A call's result against the layout's output entries: (tensors, plain values, error reply
+    or None). The checks only make the worker's own candidate look worse (the judge compares
     the outputs itself)."""
     import torch
 
     got = list(out) if isinstance(out, (tuple, list)) else [out]
     if len(got) != len(ents):
-        return [], _reply_error("incorrect", f"returned {len(got)} output(s), the reference returns {len(ents)}")
-    values = []
-    for i, (g, dst, e) in enumerate(zip(got, outs, ents)):
+        return [], [], _reply_error("incorrect", f"returned {len(got)} output(s), the reference returns {len(ents)}")
+    tensors, values = [], []
+    for i, (g, e) in enumerate(zip(got, ents)):
         tag = f"output {i}" if len(ents) > 1 else "output"
         if e["kind"] == "value":
             try:
                 values.append(_value(g.item() if isinstance(g, torch.Tensor) and g.numel() == 1 else g))
             except TypeError as err:
-                return [], _reply_error("incorrect", f"{tag}: {err}")
+                return [], [], _reply_error("incorrect", f"{tag}: {err}")
+            tensors.append(None)
             continue
         if not isinstance(g, torch.Tensor):
-            return [], _reply_error("incorrect", f"{tag}: expected a tensor, got {type(g).__name__}")
+            return [], [], _reply_error("incorrect", f"{tag}: expected a tensor, got {type(g).__name__}")
         if type(g) is not torch.Tensor:
-            return [], _reply_error("cheat_suspected", f"{tag} is a {type(g).__name__}, a tensor subclass "
-                                                       "(lazy or deferred values)")
+            return [], [], _reply_error("cheat_suspected", f"{tag} is a {type(g).__name__}, a tensor subclass "
+                                                           "(lazy or deferred values)")
         if list(g.shape) != list(e["shape"]):
-            return [], _reply_error("incorrect", f"{tag}: shape {tuple(g.shape)} != reference {tuple(e['shape'])}")
+            return [], [], _reply_error("incorrect", f"{tag}: shape {tuple(g.shape)} != reference {tuple(e['shape'])}")
         if dtype_name(g) != e["dtype"]:
-            return [], _reply_error("incorrect", f"{tag}: dtype {g.dtype} != reference torch.{e['dtype']}")
+            return [], [], _reply_error("incorrect", f"{tag}: dtype {g.dtype} != reference torch.{e['dtype']}")
         if g.device.type != torch.device(device).type:
-            return [], _reply_error("incorrect", f"{tag}: device {g.device} != reference {device}")
+            return [], [], _reply_error("incorrect", f"{tag}: device {g.device} != reference {device}")
         if e["contiguous"] and not g.is_contiguous():
-            return [], _reply_error("incorrect", f"{tag}: not contiguous (strides {g.stride()}) while the "
-                                                 "reference's output is")
+            return [], [], _reply_error("incorrect", f"{tag}: not contiguous (strides {g.stride()}) while the "
+                                                     "reference's output is")
         values.append(None)
-        dst.copy_(g)
-    return values, None
+        tensors.append(g)
+    return tensors, values, None
 
 
 def open_setup(link: Link, msg: dict, open_arena: Callable) -> Any:
@@ -370,10 +378,13 @@ def open_setup(link: Link, msg: dict, open_arena: Callable) -> Any:
 
 
 def answer_call(msg: dict, fn: Callable[..., Any], slot: dict, arena, sync, device: str,
-                on_error: Callable[[BaseException], dict]) -> dict:
-    """Run one "call" of `fn` on the arena's inputs of `slot` into its outputs, between the
-    gate's `sync.before()` and `sync.after()`; the reply ("enqueued", with ok False and a
-    status and reason when the call failed)."""
+                on_error: Callable[[BaseException], dict], share: Callable[[list], list] | None = None,
+                keep: list | None = None) -> dict:
+    """Run one "call" of `fn` on the arena's inputs of `slot`, between the gate's
+    `sync.before()` and `sync.after()`; the reply ("enqueued", with ok False and a status and
+    reason when the call failed). With the outputs in the arena (CPU) the result is copied
+    there before `sync.after()`; otherwise (GPU) `share(tensors)` describes the memory the call
+    wrote, after `sync.after()`, and `keep` holds the tensors until the next call."""
     import torch
 
     ins = views(arena, slot["inputs"])
@@ -381,29 +392,45 @@ def answer_call(msg: dict, fn: Callable[..., Any], slot: dict, arena, sync, devi
     for i, v in enumerate(msg.get("values") or []):
         if i < len(ins) and slot["inputs"][i]["kind"] == "value":
             ins[i] = v
-    outs = views(arena, slot["outputs"])
+    in_arena = all(e["kind"] != "tensor" or e["offset"] >= 0 for e in slot["outputs"])
+    outs = views(arena, slot["outputs"]) if in_arena else []
+    tensors: list = []
     sync.before()
     try:
         with torch.no_grad():
             out = fn(*ins)
-        values, err = write_outputs(out, outs, slot["outputs"], device)
+        tensors, values, err = check_outputs(out, slot["outputs"], device)
+        if err is None and in_arena:
+            for dst, t in zip(outs, tensors):
+                if t is not None:
+                    dst.copy_(t)
     except Exception as e:  # noqa: BLE001 - a failing call ends the session with its status
         values, err = [], on_error(e)
     sync.after()
     reply = {"type": "enqueued", "id": msg.get("id"), "ok": err is None, "values": values, "self_ms": sync.self_ms()}
+    if err is None and not in_arena and share is not None:
+        try:
+            reply["outputs"] = share(tensors)
+        except Exception as e:  # noqa: BLE001 - memory that cannot be shared is not an output the judge can check
+            err = _reply_error("incorrect", f"the output's memory cannot be shared with the judge: {e}")
+        if keep is not None:
+            keep[:] = tensors
     if err:
-        reply.update(err)
+        reply.update(ok=False, **err)
     return reply
 
 
 class WorkerState:
     """What a worker keeps of its link between sessions: the mapped arena (a CUDA IPC handle
-    may be opened once per process), its layout and the gate's sync objects."""
+    may be opened once per process), its layout, the gate's sync objects, how it shares its
+    outputs (GPU) and the last call's outputs (kept alive until the next call)."""
 
-    def __init__(self, open_arena: Callable, make_sync: Callable[[dict], Any]):
-        self.open_arena, self.make_sync = open_arena, make_sync
+    def __init__(self, open_arena: Callable, make_sync: Callable[[dict], Any],
+                 share: Callable[[list], list] | None = None):
+        self.open_arena, self.make_sync, self.share = open_arena, make_sync, share
         self.arena = self.sync = None
         self.layout: dict = {}
+        self.kept: list = []
 
 
 def serve(link: Link, slots: dict[str, Callable[..., Any]], device: str, state: WorkerState,
@@ -438,11 +465,9 @@ def serve(link: Link, slots: dict[str, Callable[..., Any]], device: str, state: 
             continue
         name = msg["slot"]
         reply = answer_call(msg, slots[name], state.layout["slots"][name], state.arena, state.sync, device,
-                            lambda e, n=name: on_error(e, n))
+                            lambda e, n=name: on_error(e, n), state.share, state.kept)
         link.send(reply)
         if not reply["ok"] and status == "end":
             status = reply["status"]
 
 
-def describe_layout(layout: dict) -> str:
-    return json.dumps({k: [len(v["inputs"]), len(v["outputs"])] for k, v in layout["slots"].items()})

@@ -21,6 +21,7 @@ are written after the spin: work a worker starts before E_go reads the previous 
 from __future__ import annotations
 
 import ctypes
+import math
 import time
 from typing import Callable
 
@@ -43,6 +44,7 @@ def _cu():
         opener.argtypes = [ptr, _IpcHandle, ctypes.c_uint]
         lib.wb_open = opener
         lib.cuIpcCloseMemHandle.argtypes = [ctypes.c_uint64]
+        lib.cuMemGetAddressRange_v2.argtypes = [ptr, ctypes.POINTER(ctypes.c_size_t), ctypes.c_uint64]
         lib.cuGetErrorName.argtypes = [ctypes.c_int, ctypes.POINTER(ctypes.c_char_p)]
         _lib = lib
     return _lib
@@ -114,6 +116,70 @@ def close_device_arena(base) -> None:
 
     torch.cuda.synchronize()
     _cu().cuIpcCloseMemHandle(base.data_ptr())
+
+
+def share_outputs(tensors: list) -> list[dict | None]:
+    """The worker's side: where each output tensor lives, as the judge can map it (the IPC
+    handle of the allocation that holds it, the offset in it, the allocation's size)."""
+    out: list[dict | None] = []
+    for t in tensors:
+        if t is None or t.numel() == 0:
+            out.append(None)
+            continue
+        ptr = t.data_ptr()
+        base, size = ctypes.c_uint64(), ctypes.c_size_t()
+        _check(_cu().cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ptr), "cuMemGetAddressRange")
+        h = _IpcHandle()
+        _check(_cu().cuIpcGetMemHandle(ctypes.byref(h), base.value), "cuIpcGetMemHandle")
+        out.append({"handle": bytes(h.reserved).hex(), "offset": ptr - base.value, "size": int(size.value)})
+    return out
+
+
+class Imports:
+    """The timer's side: a worker's shared outputs mapped (cuIpcOpenMemHandle once per
+    allocation; a caching allocator hands a worker the same blocks call after call), the
+    least recently used unmapped beyond `cap`."""
+
+    def __init__(self, cap: int = 64):
+        from collections import OrderedDict
+
+        self.cap = cap
+        self.maps: OrderedDict[str, int] = OrderedDict()
+
+    def tensor(self, shared: dict | None, entry: dict):
+        """The output described by the layout `entry`, where the worker said it is (`shared`)."""
+        import torch
+
+        dt = getattr(torch, entry["dtype"])
+        n = math.prod(entry["shape"]) * torch.empty(0, dtype=dt).element_size()
+        if n == 0:
+            return torch.empty(entry["shape"], dtype=dt, device="cuda")
+        if not isinstance(shared, dict) or not isinstance(shared.get("handle"), str):
+            raise ValueError("no memory named for a tensor output")
+        off, size = int(shared["offset"]), int(shared["size"])
+        if off < 0 or off + n > size:
+            raise ValueError(f"an output of {n} bytes at offset {off} does not fit its allocation of {size}")
+        h = shared["handle"]
+        if h not in self.maps:
+            while len(self.maps) >= self.cap:
+                _, old = self.maps.popitem(last=False)
+                torch.cuda.synchronize()
+                _cu().cuIpcCloseMemHandle(old)
+            handle = _IpcHandle.from_buffer_copy(bytes.fromhex(h))
+            ptr = ctypes.c_uint64()
+            _check(_cu().wb_open(ctypes.byref(ptr), handle, 1), "cuIpcOpenMemHandle")
+            self.maps[h] = ptr.value
+        self.maps.move_to_end(h)
+        return tensor_at(self.maps[h] + off, n).view(dt).view(entry["shape"])
+
+    def close(self) -> None:
+        import torch
+
+        if self.maps:
+            torch.cuda.synchronize()
+        for ptr in self.maps.values():
+            _cu().cuIpcCloseMemHandle(ptr)
+        self.maps.clear()
 
 
 class Spin:

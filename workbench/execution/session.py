@@ -51,8 +51,10 @@ class Endpoint:
     gate's clock, and the freezer of the worker's processes (None for the clean worker)."""
 
     def __init__(self, link: Link, clock: Any, new_arena: Callable[[int], Any], freezer: Freezer | None = None,
-                 who: str = "candidate"):
+                 who: str = "candidate", imports: Any = None):
         self.link, self.clock, self.new_arena, self.freezer, self.who = link, clock, new_arena, freezer, who
+        self.imports = imports     # gate_cuda.Imports: the worker's shared outputs (GPU), else None
+        self.pid: int | None = None    # the clean worker's process, watched for being stopped
         self.arenas: dict[str, tuple[Any, dict]] = {}
         self.calls = 0
         self.self_ms: list[float] = []
@@ -99,11 +101,29 @@ class Endpoint:
         s = layout["slots"][slot]
         return views(arena.base, s["inputs"]), views(arena.base, s["outputs"])
 
-    def call(self, key: str, slot: str, x: Sequence[Any], deadline: float, check: bool = False) -> dict:
-        """One call through the gate on inputs `x`; returns {"ms", "values", and with `check`
-        "outputs" (copies taken right after the clock stopped) and "inputs_changed"}."""
+    def _outputs(self, reply: dict, key: str, slot: str, outs: list) -> list:
+        """The call's outputs: the arena's (CPU), or the memory the worker shared (GPU)."""
+        ents = self.arenas[key][1]["slots"][slot]["outputs"]
+        if self.imports is None:
+            return outs
+        shared = reply.get("outputs")
+        if not isinstance(shared, list) or len(shared) != len(ents):
+            raise Finding("crashed", f"the {self.who}'s worker did not say where its outputs are")
+        try:
+            return [self.imports.tensor(sh, e) if e["kind"] == "tensor" else None for sh, e in zip(shared, ents)]
+        except (ValueError, RuntimeError, TypeError) as err:
+            raise Finding("crashed", f"the {self.who}'s worker shared output memory the judge cannot map: {err}") from err
+
+    def call(self, key: str, slot: str, x: Sequence[Any], deadline: float, check: bool = False,
+             view: bool = False) -> dict:
+        """One call through the gate on inputs `x`; returns {"ms", "values"}, with `check`
+        "outputs" (copies taken right after the clock stopped) and "inputs_changed", with
+        `view` "outputs" as they are (the clean worker's, read before its next call)."""
         import torch
 
+        if self.pid is not None and _stopped(self.pid):
+            raise Finding("cheat_suspected", f"the judge's {self.who} worker was stopped by another process during "
+                          "the session")
         ins, outs = self.buffers(key, slot)
 
         def prep() -> None:
@@ -121,8 +141,10 @@ class Endpoint:
         reply = self._recv(deadline)
         self.clock.stop()
         got: dict[str, Any] = {}
+        if reply.get("ok") and (check or view):
+            found = self._outputs(reply, key, slot, outs)
+            got["outputs"] = [o.clone() if isinstance(o, torch.Tensor) else o for o in found] if check else found
         if check:
-            got["outputs"] = [o.clone() if isinstance(o, torch.Tensor) else o for o in outs]
             got["inputs_changed"] = changed(ins, x)
         if reply.get("type") != "enqueued" or reply.get("id") != self.calls:
             self.broken = "protocol"
@@ -140,11 +162,30 @@ class Endpoint:
             self.self_ms.append(float(reply["self_ms"]))
         return got
 
-    def end(self) -> None:
-        try:
-            self.link.send({"type": "end"})
-        except OSError:
-            pass
+    def close(self) -> None:
+        """Unmap and free what this end holds (the worker is gone, or is the clean one and unmapped)."""
+        self.link.close()
+        if self.imports is not None:
+            self.imports.close()
+        for arena, _ in self.arenas.values():
+            arena.close()
+        self.arenas.clear()
+
+
+def _stopped(pid: int) -> bool:
+    """Whether `pid` is stopped (a signal from outside); it is let go on at once."""
+    import os
+    import signal
+
+    from workbench.execution.gate import _state
+
+    if _state(pid) not in ("T", "t"):
+        return False
+    try:
+        os.kill(pid, signal.SIGCONT)
+    except OSError:
+        pass
+    return True
 
 
 # --------------------------------------------------------------------------- comparisons
@@ -203,8 +244,10 @@ class Problem:
         self.key, self.shapes, self.device = key, shapes, device
         self.reduced_k, self.matmul_like = reduced_k, matmul_like
         examples = {name: (make_inputs(lp.module, device), out_entries[name]) for name, lp in shapes.items()}
-        self.cand_layout = make_layout(examples)
-        self.ref_layout = make_layout({**examples, "null": ([], out_entries["full"])})
+        host = not device.startswith("cuda")
+        self.cand_layout = make_layout(examples, outputs_in_arena=host)
+        self.ref_layout = make_layout({**examples, "null": ([], out_entries["full"] if host else [])},
+                                      outputs_in_arena=host)
         self.alone: dict[str, list[float]] | None = None
 
     def fresh(self, slot: str) -> list:
@@ -254,13 +297,12 @@ class Session:
         for who in order:
             if who == "ref":
                 self._frozen(True)
-                got["ref"] = self.ref.call(self.p.key, slot, x, self.deadline)
+                got["ref"] = self.ref.call(self.p.key, slot, x, self.deadline, view=True)
             else:
                 self._frozen(False)
                 got["cand"] = self.cand.call(self.p.key, slot, x, self.deadline, check=True)
         self._frozen(False)
-        _, ref_outs = self.ref.buffers(self.p.key, slot)
-        self._judge_outputs(got["cand"], ref_outs, got["ref"]["values"], slot, label, prev, timed=False)
+        self._judge_outputs(got["cand"], got["ref"]["outputs"], got["ref"]["values"], slot, label, prev, timed=False)
         return got["cand"]["outputs"]
 
     def _judge_outputs(self, c: dict, ref_outs: list, ref_values: list, slot: str, label: str,
@@ -323,11 +365,11 @@ class Session:
             else:
                 self._frozen(True)
                 got[who] = self.ref.call(self.p.key, "full" if who == "ref" else "null", x if who == "ref" else [],
-                                         self.deadline)
+                                         self.deadline, view=(who == "ref" and check))
             if check and "cand" in got and "ref" in got and "judged" not in got:
                 got["judged"] = {}
-                _, ref_outs = self.ref.buffers(self.p.key, "full")
-                self._judge_outputs(got["cand"], ref_outs, got["ref"]["values"], "full", "timed", None, timed=True)
+                self._judge_outputs(got["cand"], got["ref"]["outputs"], got["ref"]["values"], "full", "timed", None,
+                                    timed=True)
         if samples is not None:
             for who, key in (("ref", "reference"), ("cand", "candidate"), ("null", "null")):
                 samples[key].append(got[who]["ms"])

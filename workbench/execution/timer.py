@@ -71,6 +71,13 @@ class _Server:
             return CudaClock(self.spin, self.flush)
         return self.gate.HostClock()
 
+    def _imports(self):
+        if self.cuda:
+            from workbench.execution.gate_cuda import Imports
+
+            return Imports()
+        return None
+
     def _arena(self, nbytes: int):
         if self.cuda:
             from workbench.execution.gate_cuda import DeviceArena
@@ -97,7 +104,8 @@ class _Server:
         msg = link.recv(300.0)
         if msg.get("type") != "ready":
             raise RuntimeError(f"the reference worker did not start: {msg}")
-        self.ref = Endpoint(link, self._clock(), self._arena, None, who="reference")
+        self.ref = Endpoint(link, self._clock(), self._arena, None, who="reference", imports=self._imports())
+        self.ref.pid = self.ref_proc.pid
         self.problems.clear()
 
     def _stop_ref(self) -> None:
@@ -105,9 +113,7 @@ class _Server:
             self.ref_proc.kill()
             self.ref_proc.wait()
         if self.ref is not None:
-            self.ref.link.close()
-            for arena, _ in self.ref.arenas.values():
-                arena.close()
+            self.ref.close()
         self.ref, self.ref_proc = None, None
         self.problems.clear()
 
@@ -121,6 +127,8 @@ class _Server:
             return self.problems[key]
         while len(self.problems) >= KEEP_PROBLEMS:
             old, _ = self.problems.popitem(last=False)
+            if self.ref.imports is not None:
+                self.ref.imports.close()     # unmapped here before the reference worker frees them
             self.ref.link.send({"type": "drop", "key": old})
             self.ref._expect("dropped", deadline)
             arena, _ = self.ref.arenas.pop(old)
@@ -150,7 +158,7 @@ class _Server:
             self.ctrl.send({"type": "send-fds"})
             (fd,) = self.ctrl.recv_fds(1)
             cand = Endpoint(self.gate.Link.from_fd(fd), self._clock(), self._arena,
-                            self.gate.Freezer(req.get("supervisor")), who="candidate")
+                            self.gate.Freezer(req.get("supervisor")), who="candidate", imports=self._imports())
             self.links[link_id] = cand
         if cand.broken:
             return {"status": "crashed", "reason": f"the link to this worker was broken earlier ({cand.broken})"}
@@ -181,7 +189,8 @@ class _Server:
                     os.sched_setaffinity(worker, saved)
                 except OSError:
                     pass
-        cand.end()
+        # The executor ends the worker's session ("end" on its own end of the link) once it
+        # holds this report, so any message the worker sends before is out of turn.
         if self.ref is not None and self.ref.broken:
             report["reason"] = (report.get("reason", "") + f" (the reference worker was restarted: {self.ref.broken})")
             self._stop_ref()
@@ -198,11 +207,8 @@ class _Server:
     def close(self, links: list[str]) -> None:
         for link_id in links:
             ep = self.links.pop(link_id, None)
-            if ep is None:
-                continue
-            ep.link.close()
-            for arena, _ in ep.arenas.values():
-                arena.close()
+            if ep is not None:
+                ep.close()
 
     def serve(self) -> int:
         try:
@@ -257,6 +263,7 @@ class Timer:
         self.ctrl = None
         self.known: set[str] = set()
         self._closing: list[str] = []
+        self.interfered = False
 
     def _start(self) -> None:
         from workbench.execution.gate import Link
@@ -301,10 +308,20 @@ class Timer:
             self._reply("closed", time.monotonic() + 60)
 
     def _reply(self, kind: str, deadline: float) -> dict:
+        from workbench.execution.gate import LinkTimeout
+        from workbench.execution.session import _stopped
+
         while True:
             try:
-                msg = self.ctrl.recv(max(0.05, deadline - time.monotonic()))
-            except Exception as e:  # noqa: BLE001 - timeout, end of stream, garbage: the timer is gone
+                msg = self.ctrl.recv(min(1.0, max(0.05, deadline - time.monotonic())))
+            except LinkTimeout as e:
+                if _stopped(self.proc.pid):
+                    self.interfered = True
+                if time.monotonic() < deadline:
+                    continue
+                self.stop()
+                raise JudgeFailed(f"the judge's timer did not answer ({type(e).__name__}: {e})") from e
+            except Exception as e:  # noqa: BLE001 - end of stream, garbage: the timer is gone
                 self.stop()
                 raise JudgeFailed(f"the judge's timer did not answer ({type(e).__name__}: {e})") from e
             if msg.get("type") == kind:
@@ -329,10 +346,14 @@ class Timer:
                         raise JudgeFailed(f"the judge's timer answered {msg.get('type')!r} to a new link")
                     self.ctrl.send_fds([link_sock.fileno()])
                     self.known.add(link_id)
+                self.interfered = False
                 msg = self._reply("report", deadline)
                 report = dict(msg.get("report") or {})
                 if report.pop("restart", False):
                     self.stop()
+                if self.interfered:
+                    report.update(status="cheat_suspected", reason="the judge's timer was stopped by another process "
+                                  "during the session")
                 return report
             except JudgeFailed as e:
                 self.stop()

@@ -180,6 +180,18 @@ def make_sync(info: dict):
     return gate.HostSync()
 
 
+def share_outputs():
+    """How this process shares its outputs with the judge: by CUDA IPC on a GPU, else None
+    (the CPU gate copies them into the arena)."""
+    import torch
+
+    if torch.cuda.is_available():
+        from workbench.execution.gate_cuda import share_outputs as share
+
+        return share
+    return None
+
+
 def run_job(job: WorkerJob, link: gate.Link | None, state: gate.WorkerState | None, on_phase=None,
             on_gate=None) -> dict:
     """Build and warm up one candidate, then answer the judge's session; returns {"status":
@@ -246,6 +258,8 @@ def reference_main(link_fd: int) -> int:
     arenas: dict[str, tuple[Any, dict]] = {}
     device = "cpu"
     sync = None
+    share = share_outputs()
+    kept: list = []
     link.send({"type": "ready"})
     while True:
         try:
@@ -267,9 +281,11 @@ def reference_main(link_fd: int) -> int:
                     built[name] = m
                     outs[name] = gate.entries(o if isinstance(o, (list, tuple)) else [o], 0)[0]
                     if name == "full":
+                        # The null call: the gate's own cost (on the CPU, where outputs are
+                        # copied into the arena, a stored output copied like any other).
                         src = [t.clone() if isinstance(t, torch.Tensor) else t
                                for t in (o if isinstance(o, (list, tuple)) else [o])]
-                        built["null"] = lambda *_, src=src: src
+                        built["null"] = (lambda *_, src=src: src) if device == "cpu" else (lambda *_: [])
                 models[key] = built
                 link.send({"type": "problem-ok", "outputs": outs})
             elif kind in ("setup", "resume"):
@@ -288,9 +304,11 @@ def reference_main(link_fd: int) -> int:
                     return {"ok": False, "status": "runtime_error",
                             "reason": f"the reference failed in the judge's clean worker: {type(e).__name__}: {e}"[:3000]}
 
-                link.send(gate.answer_call(msg, models[key][slot], layout["slots"][slot], base, sync, device, on_error))
+                link.send(gate.answer_call(msg, models[key][slot], layout["slots"][slot], base, sync, device, on_error,
+                                           share, kept))
             elif kind == "drop":
                 key = msg["key"]
+                kept.clear()
                 models.pop(key, None)
                 got = arenas.pop(key, None)
                 if got is not None and device.startswith("cuda"):
