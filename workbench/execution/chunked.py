@@ -266,7 +266,7 @@ def _session_request(job: MeasureJob, ref, ref_key: str, supervisor: int) -> dic
     return {"key": ref_key, "problem": job.problem.to_dict(), "seeds": list(opts.seeds), "time": bool(opts.time),
             "check_share": float(share),
             "timing": timing_opts, "options": opts.to_dict(), "lock_path": job.lock_path, "supervisor": supervisor,
-            "deadline_s": float(job.run_timeout_s or job.timeout_s) + float(job.timeout_s),
+            "trial_s": float(job.timeout_s), "timing_s": float(job.run_timeout_s or job.timeout_s),
             "prepared": {"shapes": ref.shapes, "reduced_k": ref.reduced_k, "matmul_like": ref.matmul_like}}
 
 

@@ -416,7 +416,8 @@ def answer_call(msg: dict, fn: Callable[..., Any], slot: dict, arena, sync, devi
         if keep is not None:
             keep[:] = tensors
     if err:
-        reply.update(ok=False, **err)
+        reply.update(err)
+        reply["ok"] = False
     return reply
 
 

@@ -277,12 +277,15 @@ class Session:
 
     def __init__(self, prob: Problem, cand: Endpoint, ref: Endpoint, seeds: Sequence[int], timing_opts: dict,
                  deadline: float, busy: Callable[[], float] | None = None, repeats: int = 1,
-                 check_share: float = CHECK_SHARE):
+                 check_share: float = CHECK_SHARE, timing_s: float = 120.0):
         import torch
 
         self.p, self.cand, self.ref = prob, cand, ref
         self.n_trials = max(1, len(seeds))
+        # `deadline` (time.monotonic()) bounds the trials; the timed rounds get `timing_s`
+        # seconds of their own once the trials are done (the job's two budgets).
         self.opts, self.deadline, self.busy, self.repeats = timing_opts, deadline, busy, max(1, int(repeats))
+        self.timing_s = float(timing_s)
         self.share = min(1.0, max(0.0, float(check_share)))
         self.rng = random.Random(secrets.randbits(64))
         self.gen = torch.Generator(device=prob.device)
@@ -432,9 +435,16 @@ class Session:
             self.trials()
             report["trials"] = self.checked
             if time_it:
-                if self.p.alone is None:
+                if self.p.alone is None:      # the judge's own work, once per problem: not the candidate's budget
+                    self.deadline = time.monotonic() + max(60.0, self.timing_s)
                     self.p.alone = self.alone()
-                repeats = [self.rounds() for _ in range(self.repeats)]
+                self.deadline = time.monotonic() + self.timing_s
+                try:
+                    repeats = [self.rounds() for _ in range(self.repeats)]
+                except Finding as f:
+                    if f.status == "timeout":
+                        f.reason = f"timing took longer than {self.timing_s:.0f} s ({f.reason})"
+                    raise
                 samples = repeats[0]
                 report["samples"] = samples
                 if len(repeats) > 1:

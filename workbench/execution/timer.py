@@ -151,7 +151,7 @@ class _Server:
         from workbench.execution.gpu_lock import GpuLock
         from workbench.execution.session import Endpoint, Finding, Session
 
-        deadline = time.monotonic() + float(req["deadline_s"])
+        deadline = time.monotonic() + float(req["trial_s"])
         link_id = req["link"]
         cand = self.links.get(link_id)
         if cand is None:
@@ -179,8 +179,8 @@ class _Server:
             with GpuLock(req.get("lock_path") if self.cuda else None).exclusive():
                 repeats = int((req.get("options") or {}).get("timing_repeats", 1))
                 report = Session(prob, cand, self.ref, req["seeds"], req["timing"], deadline,
-                                 busy=self.busy, repeats=repeats,
-                                 check_share=float(req.get("check_share", 0.5))).run(time_it=bool(req.get("time", True)))
+                                 busy=self.busy, repeats=repeats, check_share=float(req.get("check_share", 0.5)),
+                                 timing_s=float(req["timing_s"])).run(time_it=bool(req.get("time", True)))
         except Finding as f:
             report = {"status": f.status, "reason": f.reason}
         finally:
@@ -337,7 +337,7 @@ class Timer:
                 if not self._alive():
                     self._start()
                 self._flush_closing()
-                deadline = time.monotonic() + float(req["deadline_s"]) + grace_s
+                deadline = time.monotonic() + float(req["trial_s"]) + grace_s
                 rid = secrets.token_hex(8)
                 self.ctrl.send({**req, "type": "session", "id": rid, "link": link_id})
                 if link_id not in self.known:
