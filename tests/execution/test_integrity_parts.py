@@ -281,3 +281,17 @@ def test_scrub_removes_keys_and_keeps_ids():
         assert gone not in out, gone
     assert "9fac1415f357cdba" in out and "/usr/bin" in out and "short abc" in out
     assert out.count(REDACTED) == 7
+
+
+def test_each_gpu_of_a_machine_keeps_its_own_timing_core(monkeypatch):
+    from workbench.execution import executors
+
+    monkeypatch.setattr(executors, "_gpus_on_machine", lambda: 2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    t0, w0 = executors.timing_cores([0])
+    t1, w1 = executors.timing_cores([1])
+    # Two executors side by side (one per GPU): different timing cores, and neither's
+    # workers compile on either timing core.
+    assert t0 == {0: [0]} and t1 == {1: [1]} and w0 == w1 == list(range(2, 16))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(6)), raising=False)
+    assert executors.timing_cores([0]) == ({}, [])

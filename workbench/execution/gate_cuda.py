@@ -252,7 +252,7 @@ class CudaSync:
         import torch
 
         self._torch = torch
-        dev = torch.cuda.current_device()
+        dev = torch.device("cuda", torch.cuda.current_device())
         self.go = torch.cuda.Event.from_ipc_handle(dev, bytes.fromhex(info["go"]))
         self.done = torch.cuda.Event.from_ipc_handle(dev, bytes.fromhex(info["done"]))
         self._pairs = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(2)]
