@@ -44,7 +44,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Sequence
 
-from workbench.execution import contain, protocol, reference
+from workbench.execution import contain, gpu_lock, protocol, reference
 from workbench.execution import timer as judge_timer
 from workbench.execution.compile_cache import cache_env
 from workbench.execution.scrub import scrub
@@ -416,7 +416,10 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
                     violation = f"a {kind!r} message during the judge's session"
                     break
                 if kind == "phase" and current is not None and f.get("job_id") == jid and held is None:
-                    budget.set_phase(str(f.get("phase", "")))
+                    # A worker only waits for the GPU or checks (warms up); any other name counts
+                    # as compile time, so no name it sends can stop its budget's clock.
+                    name = str(f.get("phase", ""))
+                    budget.set_phase(name if name in (gpu_lock.WAITING, gpu_lock.CHECKING) else "")
                 elif kind == "gate" and current is not None and f.get("job_id") == jid and held is None \
                         and session is None:
                     req = _session_request(job, prepared["ref"], ref_key, proc.pid)

@@ -207,9 +207,10 @@ def worker_identity(check=None) -> tuple[int, int] | None:
 
     Another user only where this process is root on Linux, a `nobody` user exists,
     WB_WORKER_USER is not "same", the Python install and the repository are readable by
-    others, and a process started as that user can import torch and the worker (`check`:
-    a function of (uid, gid) returning an error text or "", run once per process; default:
-    a subprocess). Decided once per process; `describe()` says why."""
+    others, and a process started as that user can import torch and the worker and, on a GPU
+    machine, map the judge's device memory and events (`check`: a function of (uid, gid)
+    returning an error text or "", run once per process; default: subprocesses). Decided once
+    per process; `describe()` says why."""
     global _identity, _identity_why
     if _identity is not False:
         return _identity
@@ -257,6 +258,11 @@ def _import_as(uid: int, gid: int) -> str:
         try:
             p = subprocess.run([sys.executable, "-c", "import torch, triton, workbench.execution.worker"],
                                env=env, cwd=tmp, capture_output=True, text=True, timeout=300, preexec_fn=drop)
+            if p.returncode == 0 and os.path.isdir("/proc/driver/nvidia/gpus"):
+                # On a GPU machine the worker must also map the judge's memory and events (CUDA IPC).
+                p = subprocess.run([sys.executable, "-m", "workbench.execution.gate_cuda", "--selftest", str(uid),
+                                    str(gid)], env=dict(env, HOME=tmp), cwd=tmp, capture_output=True, text=True,
+                                   timeout=600)
         except (OSError, subprocess.SubprocessError) as e:
             return f"{type(e).__name__}: {e}"
     return "" if p.returncode == 0 else (p.stderr or p.stdout or f"exit {p.returncode}").strip()

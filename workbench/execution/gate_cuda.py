@@ -303,3 +303,44 @@ class BusyProbe:
     def ratio(self) -> float:
         """This moment's wall time over the calibrated one (best of 3)."""
         return min(self._once() for _ in range(3)) / max(self.base_ms, 1e-3)
+
+
+# --------------------------------------------------------------------------- self-test
+def _selftest(uid: int, gid: int) -> int:
+    """Whether a process of user uid:gid (with no capabilities) can map this process's device
+    memory and record its interprocess event: the GPU gate as a worker of that user uses it.
+    Prints "ok" or the failure; exit status 0 or 1."""
+    import os
+    import subprocess
+    import sys
+
+    import torch
+
+    arena = DeviceArena(1 << 20)
+    arena.base.zero_()
+    done = torch.cuda.Event(interprocess=True)
+    info, _ = arena.export()
+    child = ("import sys, torch\nfrom workbench.execution import gate_cuda\n"
+             "base = gate_cuda.open_device_arena({'handle': sys.argv[1], 'nbytes': 1 << 20}, [])\n"
+             "ev = torch.cuda.Event.from_ipc_handle(torch.device('cuda', 0), bytes.fromhex(sys.argv[2]))\n"
+             "base[:4].fill_(42)\nev.record()\ntorch.cuda.synchronize()\nprint('child ok')\n")
+
+    def drop() -> None:
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)
+    p = subprocess.run([sys.executable, "-c", child, info["handle"], bytes(done.ipc_handle()).hex()],
+                       capture_output=True, text=True, timeout=300, preexec_fn=drop if uid != os.getuid() else None)
+    torch.cuda.synchronize()
+    if p.returncode != 0 or int(arena.base[0]) != 42:
+        print(f"failed: {(p.stderr or p.stdout).strip()[-800:]}")
+        return 1
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:2] == ["--selftest"]:
+        sys.exit(_selftest(int(sys.argv[2]), int(sys.argv[3])))
