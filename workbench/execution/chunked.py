@@ -491,7 +491,10 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
     if current is not None:
         tail = _tail(log_path, log_mark)
         report = session.result() if session is not None and session.done() else None
-        if report and report.get("status") in {x.value for x in Status} - {"ok"}:
+        if report and report.get("status") in {x.value for x in Status} - {"ok"} and (
+                ended_why is None or ended_why[0] is Status.TIMEOUT):
+            # The judge's finding says more than a stalled worker's budget (a protocol
+            # violation the executor saw itself says more than either).
             ended_why = (Status(report["status"]), str(report.get("reason", "")))
         if ended_why is None:
             rc = contain.decode_exit(proc.returncode)
