@@ -295,3 +295,18 @@ def test_each_gpu_of_a_machine_keeps_its_own_timing_core(monkeypatch):
     assert t0 == {0: [0]} and t1 == {1: [1]} and w0 == w1 == list(range(2, 16))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(6)), raising=False)
     assert executors.timing_cores([0]) == ({}, [])
+
+
+def test_reasons_logs_and_prompts_are_scrubbed_before_they_are_kept_or_sent():
+    from workbench.execution.hardware import cpu_hardware
+    from workbench.execution.verdict import result_to_measurement
+    from workbench.records import Candidate, Problem
+    from workbench.search.generators import describe_result
+
+    key = "sk-live-0123456789abcdefABCDEF"
+    p = Problem(id="L1/x", level=1, name="x", source="# reference\n")
+    c = Candidate.from_source(p.id, "class ModelNew: pass\n")
+    m = result_to_measurement({"status": "runtime_error", "reason": f"boom {key}", "traceback": f"at {key}"}, p, c,
+                              cpu_hardware(), log=f"printed {key}")
+    assert key not in m.reason + m.log and REDACTED in m.reason and m.log.count(REDACTED) == 2
+    assert key not in describe_result(m.replace(reason=f"again {key}", log=f"and {key}"))

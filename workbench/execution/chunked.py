@@ -6,21 +6,24 @@ a supervisor, see contain.py) measures the candidates of a chunk one after anoth
 
 The verdict is the executor's, not the worker's:
 - the worker reads one job at a time on its standard input and answers on its channel
-  (protocol.py): "ready", then "phase" messages and exactly one "result" for the job it was
-  given, then "ready" again (or "leaving"/"bye"). The parent sends job k+1 only after job k's
-  result was confirmed by the next "ready", accepts only the result of the job it sent, and
-  records anything else (a second result, another job's id, a malformed frame, a worker that
-  dies right after reporting) as a crash of the candidate it was on;
+  (protocol.py): "ready", then "phase" messages, one "gate", and after the judge's session
+  (which the parent ends: "end" on its own end of the link) exactly one "result" for the job
+  it was given, then "ready" again (or "leaving"/"bye"). The parent sends job k+1 only after
+  job k's result was confirmed by the next "ready", accepts only the result of the job it
+  sent, and records anything else (a message during the session, a second result, another
+  job's id, a malformed frame, a worker that dies right after reporting) as a crash of the
+  candidate it was on;
 - the worker's result holds no data: when a candidate is built and warmed up the worker
   sends "gate", the parent asks the judge's timer (timer.py, a clean process) for a session,
   and the timer checks and times the candidate through the gate (gate.py) over a link of its
   own to the worker. The parent judges the timer's report (verdict.judge: outputs already
   compared, times from the timer's clock, the reference's time checked against the reference
   timed alone, the roofline floor) and only then records `ok`;
-- a worker that dies or overruns a budget of the candidate it is on (compile+correctness,
-  timing; a wait for the GPU's lock counts against neither, and a claimed wait while nobody
-  holds the lock counts as compile time) costs only that candidate; the unstarted rest of the
-  chunk goes to a fresh worker;
+- a worker that dies or overruns a budget of the candidate it is on (compile and warm-up: its
+  compile budget; the session: the judge's trials within the compile budget and timed rounds
+  within the timing budget; a wait for the GPU's lock counts against neither, and a claimed
+  wait while nobody holds the lock counts as compile time) costs only that candidate; the
+  unstarted rest of the chunk goes to a fresh worker;
 - the worker leaves by itself after a candidate that leaves the process suspect (a sticky
   CUDA error, a replaced function, a changed precision flag, a leftover thread or process),
   so no later candidate is measured in a tampered process.
@@ -54,7 +57,7 @@ from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
 LOG_TAIL_CHARS = 6000
 MAX_LOG_BYTES = 64 * 2**20         # a worker whose log passes this is stopped (output flood)
-FILE_SIZE_LIMIT = 2**30            # RLIMIT_FSIZE of the worker: any one file, shipped outputs included
+FILE_SIZE_LIMIT = 2**30            # RLIMIT_FSIZE of the worker: any one file it writes
 MAX_SOURCE_BYTES = 1 * 2**20
 _STICKY = ("illegal memory access", "device-side assert", "CUDA error", "unspecified launch failure",
            "misaligned address", "an illegal instruction")

@@ -4,7 +4,8 @@ chunk worker for each candidate.
 
 A `WorkerJob` crosses the worker's job channel as a flat JSON object (`to_dict`); the worker
 reads it back with `from_dict` before any candidate code runs in that job. It carries
-settings only: what the worker reports is raw data that the executor judges (verdict.judge).
+settings only: the judge (timer.py) checks and times the candidate; the worker reports only
+whether it ran.
 """
 from __future__ import annotations
 

@@ -65,9 +65,9 @@ def _spec_key(spec: dict) -> str:
 
 
 class _Server:
-    """One clean reference process (`python -m workbench.execution.reference --serve`), fed one
-    spec at a time over its standard input; it answers on its channel and imports nothing but
-    the problem files it is given. Restarted when it dies."""
+    """One clean preparation process (`python -m workbench.execution.reference --serve`), fed
+    one spec at a time over its standard input; it answers on its channel and imports nothing
+    but the problem files it is given. Restarted when it dies."""
 
     def __init__(self, env: dict[str, str], log_dir: str):
         self.env, self.log_dir = env, log_dir
