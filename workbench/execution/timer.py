@@ -259,6 +259,7 @@ class Timer:
     def __init__(self, device: str, env: dict[str, str], log_dir: str, timing_cpus: list[int] | None = None):
         self.device, self.env, self.log_dir, self.cpus = device, env, log_dir, timing_cpus
         self._lock = threading.Lock()
+        self._closing_lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
         self.ctrl = None
         self.known: set[str] = set()
@@ -281,8 +282,7 @@ class Timer:
         log.close()
         theirs.close()
         self.ctrl = Link(mine)
-        self.known = set()
-        self._closing = []
+        self.known = set()         # a new process knows no link: each is handed over again
 
     def stop(self) -> None:
         if self.proc is not None:
@@ -295,16 +295,18 @@ class Timer:
         return self.proc is not None and self.proc.poll() is None
 
     def close_link(self, link_id: str) -> None:
-        """The worker of `link_id` is gone: the timer may free its arena (sent with the next request)."""
-        with self._lock:
-            if link_id in self.known:
-                self._closing.append(link_id)
-                self.known.discard(link_id)
+        """The worker of `link_id` is gone: the timer may free its arena (sent with the next
+        request; never waits for a session that runs now)."""
+        with self._closing_lock:
+            self._closing.append(link_id)
 
     def _flush_closing(self) -> None:
-        if self._closing and self._alive():
-            self.ctrl.send({"type": "close", "links": self._closing})
+        with self._closing_lock:
+            links = [x for x in self._closing if x in self.known]
             self._closing = []
+        self.known.difference_update(links)
+        if links and self._alive():
+            self.ctrl.send({"type": "close", "links": links})
             self._reply("closed", time.monotonic() + 60)
 
     def _reply(self, kind: str, deadline: float) -> dict:
