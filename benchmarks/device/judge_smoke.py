@@ -97,11 +97,21 @@ def old_way(kernel) -> float:
     return r.median_ms / c.median_ms
 
 
-def honest(args) -> dict:
+def _show(name: str, m, raw: dict | None = None) -> None:
+    """Everything about one measurement, printed (the device's output is all there is)."""
+    log(f"{name}: {m.status.value} speedup={m.speedup} reference_ms={m.reference_ms} candidate_ms={m.candidate_ms}")
+    log(f"  reason: {m.reason}")
+    if raw:
+        log(f"  gate_ms={raw.get('gate_ms')} checked={raw.get('checked')} self_ms="
+            f"{str((raw.get('self_ms') or {}).get('candidate', [])[-5:])}")
+    if m.status.value != "ok" and m.log:
+        log("  log tail:\n" + m.log[-2500:])
+
+
+def honest(args, kernels, first_only: bool = False) -> dict:
     from workbench.execution.executors import LocalGPUExecutor
     from workbench.problems import get_problem
 
-    kernels = _kernels()
     raws: dict[str, dict] = {}
     with LocalGPUExecutor(gpus=[0], workers=args.workers, timeout_s=180,
                           on_raw=lambda c, r: raws.__setitem__(c.id, r)) as ex:
@@ -110,20 +120,21 @@ def honest(args) -> dict:
     rows = {}
     for k, m in got:
         raw = raws.get(k.candidate().id, {})
-        try:
-            before = old_way(k)
-        except Exception as e:  # noqa: BLE001 - reported, the rest goes on
-            before = None
-            log(f"{k.name}: the previous way failed: {type(e).__name__}: {e}")
-        rows[k.name] = {"status": m.status.value, "reason": m.reason[:300], "speedup": m.speedup,
+        _show(k.name, m, raw)
+        before = None
+        if not first_only:
+            try:
+                before = old_way(k)
+            except Exception as e:  # noqa: BLE001 - reported, the rest goes on
+                log(f"{k.name}: the previous way failed: {type(e).__name__}: {e}")
+        rows[k.name] = {"status": m.status.value, "reason": m.reason, "log": m.log[-3000:], "speedup": m.speedup,
                         "speedup_previous_way": before,
                         "ratio": (m.speedup / before) if (m.speedup and before) else None,
                         "gate_null_us": 1e3 * raw["gate_ms"]["null"] if raw.get("gate_ms") else None,
                         "gate_ms": raw.get("gate_ms"), "checked_calls": raw.get("checked"),
-                        "reference_ms": m.reference_ms, "candidate_ms": m.candidate_ms}
-        r = rows[k.name]
-        log(f"{k.name}: {r['status']} speedup {r['speedup']} (previous way {before}); gate {r['gate_null_us']} us; "
-            f"{r['reason'][:160]}")
+                        "self_ms": raw.get("self_ms"), "reference_ms": m.reference_ms,
+                        "candidate_ms": m.candidate_ms}
+        log(f"  previous way: {before}; ratio {rows[k.name]['ratio']}; gate null {rows[k.name]['gate_null_us']} us")
     return rows
 
 
@@ -140,11 +151,14 @@ def probes(args) -> dict:
         rows = {}
         for n in PROBES:
             a, t = fa[n].result(), ft[n].result()
-            ra = {"status": a.status.value, "reason": a.reason[:400], "speedup": a.speedup}
-            rt = {"status": t.status.value, "reason": t.reason[:200], "speedup": t.speedup}
+            ra = {"status": a.status.value, "reason": a.reason, "speedup": a.speedup}
+            rt = {"status": t.status.value, "reason": t.reason, "speedup": t.speedup}
             rows[n] = {"probe": ra, "twin": rt, "outcome": outcome(n, ra, rt, TOL)}
-            log(f"{n}: {rows[n]['outcome']} ({ra['status']}, speedup {ra['speedup']} vs twin {rt['speedup']}): "
-                f"{ra['reason'][:160]}")
+            log(f"{n}: {rows[n]['outcome']} ({ra['status']}, speedup {ra['speedup']} vs twin {rt['speedup']})")
+            log(f"  probe: {a.reason}")
+            log(f"  twin:  {t.status.value} {t.reason}")
+            if a.status.value not in ("ok", "incorrect", "cheat_suspected") and a.log:
+                log("  probe log tail:\n" + a.log[-1500:])
     pr.side_effects()
     return rows
 
@@ -162,14 +176,29 @@ def main(argv=None) -> int:
     t0 = time.time()
     env = {"torch": torch.__version__, "triton": triton.__version__, "gpu": torch.cuda.get_device_name(0),
            "containment": contain.describe()}
-    log(json.dumps(env))
-    out = {"environment": env, "honest": honest(args), "probes": probes(args)}
-    out["seconds"] = round(time.time() - t0, 1)
+    log(json.dumps(env, indent=1))
+    args.out.mkdir(parents=True, exist_ok=True)
+    out: dict = {"environment": env}
+
+    def save() -> None:
+        out["seconds"] = round(time.time() - t0, 1)
+        (args.out / "judge-smoke.json").write_text(json.dumps(out, indent=1, default=str))
+
+    kernels = _kernels()
+    # Fail fast: one honest kernel through the whole path before anything else.
+    out["first"] = honest(args, kernels[:1], first_only=True)
+    if next(iter(out["first"].values()))["status"] != "ok":
+        out["failed"] = ["the first honest kernel"]
+        save()
+        log("the first honest kernel is not ok: stopping here (everything above, and in judge-smoke.json)")
+        return 1
+    out["honest"] = honest(args, kernels)
+    save()
+    out["probes"] = probes(args)
     bad = [n for n, r in out["honest"].items() if r["status"] != "ok"]
     bad += [n for n, r in out["probes"].items() if r["outcome"] == "failed"]
     out["failed"] = bad
-    args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "judge-smoke.json").write_text(json.dumps(out, indent=1, default=str))
+    save()
     log(f"done in {out['seconds']} s; failed: {bad or 'none'}")
     return 1 if bad else 0
 

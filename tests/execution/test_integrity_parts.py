@@ -310,3 +310,20 @@ def test_reasons_logs_and_prompts_are_scrubbed_before_they_are_kept_or_sent():
                               cpu_hardware(), log=f"printed {key}")
     assert key not in m.reason + m.log and REDACTED in m.reason and m.log.count(REDACTED) == 2
     assert key not in describe_result(m.replace(reason=f"again {key}", log=f"and {key}"))
+
+
+def test_ipc_handles_cross_as_all_their_bytes():
+    """A CUDA IPC handle holds NUL bytes; its text form must carry all 64 (no CUDA needed)."""
+    import ctypes
+
+    from workbench.execution import gate_cuda
+
+    raw = bytes([1, 2, 0, 0, 5]) + bytes(50) + bytes([9] * 9)
+    h = gate_cuda._IpcHandle()
+    ctypes.memmove(ctypes.addressof(h), raw, len(raw))
+    text = gate_cuda.handle_hex(h)
+    assert len(text) == 128 and bytes.fromhex(text) == raw
+    back = gate_cuda.handle_from_hex(text)
+    assert ctypes.string_at(ctypes.addressof(back), 64) == raw
+    with pytest.raises(ValueError, match="4 bytes"):
+        gate_cuda.handle_from_hex("01020000")

@@ -32,6 +32,19 @@ class _IpcHandle(ctypes.Structure):
     _fields_ = [("reserved", ctypes.c_char * 64)]
 
 
+def handle_hex(h: _IpcHandle) -> str:
+    """All 64 bytes of an IPC handle as hex (a c_char array field reads only up to its first
+    NUL, so the bytes come from the structure's own buffer)."""
+    return ctypes.string_at(ctypes.addressof(h), ctypes.sizeof(h)).hex()
+
+
+def handle_from_hex(text: str) -> _IpcHandle:
+    raw = bytes.fromhex(text)
+    if len(raw) != ctypes.sizeof(_IpcHandle):
+        raise ValueError(f"an IPC handle of {len(raw)} bytes, not {ctypes.sizeof(_IpcHandle)}")
+    return _IpcHandle.from_buffer_copy(raw)
+
+
 def _cu():
     global _lib
     if _lib is None:
@@ -88,7 +101,7 @@ class DeviceArena:
     def export(self) -> tuple[dict, list[int]]:
         h = _IpcHandle()
         _check(_cu().cuIpcGetMemHandle(ctypes.byref(h), self.ptr.value), "cuIpcGetMemHandle")
-        return {"kind": "cuda", "handle": bytes(h.reserved).hex(), "nbytes": self.nbytes}, []
+        return {"kind": "cuda", "handle": handle_hex(h), "nbytes": self.nbytes}, []
 
     def close(self) -> None:
         """Free the memory; only once the worker that mapped it is gone (or has unmapped it)."""
@@ -104,7 +117,7 @@ class DeviceArena:
 def open_device_arena(info: dict, fds: list[int]):
     """The worker's mapping of a DeviceArena (a flat uint8 tensor)."""
     _context()
-    h = _IpcHandle.from_buffer_copy(bytes.fromhex(info["handle"]))
+    h = handle_from_hex(info["handle"])
     ptr = ctypes.c_uint64()
     _check(_cu().wb_open(ctypes.byref(ptr), h, 1), "cuIpcOpenMemHandle")   # lazy peer access
     return tensor_at(ptr.value, int(info["nbytes"]))
@@ -131,7 +144,7 @@ def share_outputs(tensors: list) -> list[dict | None]:
         _check(_cu().cuMemGetAddressRange_v2(ctypes.byref(base), ctypes.byref(size), ptr), "cuMemGetAddressRange")
         h = _IpcHandle()
         _check(_cu().cuIpcGetMemHandle(ctypes.byref(h), base.value), "cuIpcGetMemHandle")
-        out.append({"handle": bytes(h.reserved).hex(), "offset": ptr - base.value, "size": int(size.value)})
+        out.append({"handle": handle_hex(h), "offset": ptr - base.value, "size": int(size.value)})
     return out
 
 
@@ -165,7 +178,7 @@ class Imports:
                 _, old = self.maps.popitem(last=False)
                 torch.cuda.synchronize()
                 _cu().cuIpcCloseMemHandle(old)
-            handle = _IpcHandle.from_buffer_copy(bytes.fromhex(h))
+            handle = handle_from_hex(h)
             ptr = ctypes.c_uint64()
             _check(_cu().wb_open(ctypes.byref(ptr), handle, 1), "cuIpcOpenMemHandle")
             self.maps[h] = ptr.value
@@ -205,7 +218,11 @@ class Spin:
 class CudaClock:
     """The timer's clock for one link (see module doc). `flush` empties the L2 cache."""
 
-    MIN_SPIN_MS, MAX_SPIN_MS = 0.05, 5.0
+    #: The spin covers the host's part of a call (a message each way, the worker's enqueue: a
+    #: few hundred microseconds; a spin shorter than that leaves E1 enqueued late, a longer one
+    #: changes nothing but the wall time). It follows 2.5 times a decaying maximum of the
+    #: link's host time, at least 1 ms.
+    MIN_SPIN_MS, MAX_SPIN_MS, SPIN_FACTOR = 1.0, 5.0, 2.5
 
     def __init__(self, spin: Spin, flush: Callable[[], None]):
         import torch
@@ -222,7 +239,7 @@ class CudaClock:
         return {"kind": "cuda", "go": bytes(self.go.ipc_handle()).hex(), "done": bytes(self.done.ipc_handle()).hex()}
 
     def arm(self, prep: Callable[[], None], timed: bool = True) -> None:
-        self.spin(min(max(1.5 * self.host_ms, self.MIN_SPIN_MS), self.MAX_SPIN_MS))
+        self.spin(min(max(self.SPIN_FACTOR * self.host_ms, self.MIN_SPIN_MS), self.MAX_SPIN_MS))
         prep()
         self.flush()
         self.e0.record()

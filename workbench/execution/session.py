@@ -59,6 +59,7 @@ class Endpoint:
         self.calls = 0
         self.self_ms: list[float] = []
         self.broken = ""          # why this link cannot be used again ("" while it can)
+        self.failed_arenas: list = []
 
     def _recv(self, deadline: float) -> dict:
         """The worker's next message, or a Finding naming what went wrong with the link."""
@@ -78,16 +79,23 @@ class Endpoint:
         """Give the worker its arena for `key` (once), or tell it a later session begins."""
         if key in self.arenas:
             self.link.send({"type": "resume", "key": key})
-        else:
-            arena = self.new_arena(layout["nbytes"])
+            self._expect("setup-ok", deadline)
+            return
+        arena = self.new_arena(layout["nbytes"])
+        try:
             info, fds = arena.export()
-            self.arenas[key] = (arena, layout)
             self.link.send({"type": "setup", "key": key, "layout": layout, "arena": info,
                             "clock": self.clock.export()})
             if fds:
                 self._expect("send-fds", deadline)
                 self.link.send_fds(fds)
-        self._expect("setup-ok", deadline)
+            self._expect("setup-ok", deadline)
+        except BaseException:
+            # Not the worker's arena unless it said so; freed once the worker is gone (it may
+            # have mapped it), so kept aside until then.
+            self.failed_arenas.append(arena)
+            raise
+        self.arenas[key] = (arena, layout)
 
     def _expect(self, kind: str, deadline: float) -> dict:
         msg = self._recv(deadline)
@@ -167,9 +175,10 @@ class Endpoint:
         self.link.close()
         if self.imports is not None:
             self.imports.close()
-        for arena, _ in self.arenas.values():
+        for arena in [a for a, _ in self.arenas.values()] + self.failed_arenas:
             arena.close()
         self.arenas.clear()
+        self.failed_arenas.clear()
 
 
 def _stopped(pid: int) -> bool:

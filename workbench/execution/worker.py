@@ -282,10 +282,15 @@ def reference_main(link_fd: int) -> int:
                     outs[name] = gate.entries(o if isinstance(o, (list, tuple)) else [o], 0)[0]
                     if name == "full":
                         # The null call: the gate's own cost (on the CPU, where outputs are
-                        # copied into the arena, a stored output copied like any other).
+                        # copied into the arena, a stored output copied like any other; on a
+                        # GPU one tiny kernel, whose launch after the switch every call pays).
                         src = [t.clone() if isinstance(t, torch.Tensor) else t
                                for t in (o if isinstance(o, (list, tuple)) else [o])]
-                        built["null"] = (lambda *_, src=src: src) if device == "cpu" else (lambda *_: [])
+                        if device == "cpu":
+                            built["null"] = lambda *_, src=src: src
+                        else:     # one tiny kernel: the first launch after the gate's context switch
+                            tiny = torch.zeros(1, device=device)
+                            built["null"] = lambda *_, t=tiny: (t.add_(1.0), [])[1]
                 models[key] = built
                 link.send({"type": "problem-ok", "outputs": outs})
             elif kind in ("setup", "resume"):
