@@ -3,7 +3,10 @@ machine, honest kernels keep their speedups, and the GPU probes are caught.
 
     PYTHONPATH=. python benchmarks/device/judge_smoke.py --out $OUT
 
-1. What this machine applies (contain.describe(): the workers' user, capabilities, Landlock).
+1. What this machine applies (contain.describe(): the workers' user, capabilities, Landlock),
+   and whether CUDA IPC works between a process like the judge's timer and one like a worker,
+   factor by factor (gate_cuda.ipc_matrix). Then one honest kernel through the whole path:
+   when it is not ok the script stops there, having printed every reason and log.
 2. Honest zoo kernels (softmax, a square fp32 matmul, the MoE kernels the H200 integrity run
    flagged) through the hardened executor, and the same kernels timed the previous way in
    this process (reference and candidate interleaved with CUDA events around the call,
@@ -23,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import subprocess
 import sys
 import tempfile
 import time
@@ -184,6 +188,16 @@ def main(argv=None) -> int:
         out["seconds"] = round(time.time() - t0, 1)
         (args.out / "judge-smoke.json").write_text(json.dumps(out, indent=1, default=str))
 
+    # CUDA IPC between the judge's kind of process and the worker's, factor by factor (a
+    # subprocess: it changes its own dumpability).
+    try:
+        p = subprocess.run([sys.executable, "-m", "workbench.execution.gate_cuda", "--matrix"], capture_output=True,
+                           text=True, timeout=300, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        out["ipc"] = json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0 else {"error": p.stderr[-2000:]}
+    except (subprocess.SubprocessError, ValueError, IndexError) as e:
+        out["ipc"] = {"error": f"{type(e).__name__}: {e}"}
+    log("CUDA IPC: " + json.dumps(out["ipc"], indent=1))
+    save()
     kernels = _kernels()
     # Fail fast: one honest kernel through the whole path before anything else.
     out["first"] = honest(args, kernels[:1], first_only=True)

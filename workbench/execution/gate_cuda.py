@@ -23,6 +23,7 @@ from __future__ import annotations
 import ctypes
 import math
 import time
+from pathlib import Path
 from typing import Callable
 
 _lib = None
@@ -323,41 +324,101 @@ class BusyProbe:
 
 
 # --------------------------------------------------------------------------- self-test
-def _selftest(uid: int, gid: int) -> int:
-    """Whether a process of user uid:gid (with no capabilities) can map this process's device
-    memory and record its interprocess event: the GPU gate as a worker of that user uses it.
-    Prints "ok" or the failure; exit status 0 or 1."""
+_IMPORTER = """
+import ctypes, sys, tempfile, torch
+from workbench.execution import contain, gate_cuda
+torch.zeros(1, device="cuda")                      # the worker's context, made before Landlock
+if sys.argv[3] == "1":
+    fd, _ = contain.landlock_ruleset([tempfile.gettempdir()])
+    libc = ctypes.CDLL(None, use_errno=True)
+    if fd < 0 or libc.prctl(38, 1, 0, 0, 0) != 0 or libc.syscall(446, ctypes.c_int(fd), ctypes.c_uint32(0)) != 0:
+        print("landlock could not be applied"); sys.exit(3)
+base = gate_cuda.open_device_arena({"handle": sys.argv[1], "nbytes": 1 << 20}, [])
+ev = torch.cuda.Event.from_ipc_handle(torch.device("cuda", 0), bytes.fromhex(sys.argv[2]))
+base[:4].fill_(42)
+ev.record()
+torch.cuda.synchronize()
+print("child ok")
+"""
+
+
+def ipc_check(protect: bool, importer: str, landlock: bool) -> str:
+    """"" when a process started as `importer` ("same": this user as it is; "capless": this
+    user without capabilities, as a root worker runs; "nobody") and, with `landlock`, inside a
+    Landlock domain, maps this process's device memory and records its interprocess event,
+    this process being non-dumpable when `protect` (as the judge's timer is); else what failed."""
     import os
     import subprocess
     import sys
 
     import torch
 
+    from workbench.execution import contain
+
+    if protect:
+        contain.protect_process()
+    else:
+        contain.prctl(contain._PR_SET_DUMPABLE, 1)
     arena = DeviceArena(1 << 20)
     arena.base.zero_()
     done = torch.cuda.Event(interprocess=True)
     info, _ = arena.export()
-    child = ("import sys, torch\nfrom workbench.execution import gate_cuda\n"
-             "base = gate_cuda.open_device_arena({'handle': sys.argv[1], 'nbytes': 1 << 20}, [])\n"
-             "ev = torch.cuda.Event.from_ipc_handle(torch.device('cuda', 0), bytes.fromhex(sys.argv[2]))\n"
-             "base[:4].fill_(42)\nev.record()\ntorch.cuda.synchronize()\nprint('child ok')\n")
+    identity = None
+    if importer == "nobody":
+        import pwd
 
-    def drop() -> None:
-        os.setgroups([])
-        os.setgid(gid)
-        os.setuid(uid)
-    p = subprocess.run([sys.executable, "-c", child, info["handle"], bytes(done.ipc_handle()).hex()],
-                       capture_output=True, text=True, timeout=300, preexec_fn=drop if uid != os.getuid() else None)
-    torch.cuda.synchronize()
-    if p.returncode != 0 or int(arena.base[0]) != 42:
-        print(f"failed: {(p.stderr or p.stdout).strip()[-800:]}")
+        pw = pwd.getpwnam("nobody")
+        identity = (pw.pw_uid, pw.pw_gid)
+    pre = None if importer == "same" else contain.preexec(-1, 2**30, None, None, identity)
+    root = str(Path(__file__).resolve().parents[2])
+    env = dict(os.environ, PYTHONPATH=root + (os.pathsep + os.environ["PYTHONPATH"]
+                                               if os.environ.get("PYTHONPATH") else ""))
+    try:
+        p = subprocess.run([sys.executable, "-c", _IMPORTER, info["handle"], bytes(done.ipc_handle()).hex(),
+                            "1" if landlock else "0"], capture_output=True, text=True, timeout=300, preexec_fn=pre,
+                           env=env)
+        torch.cuda.synchronize()
+        ok = p.returncode == 0 and int(arena.base[0]) == 42
+        return "" if ok else f"exit {p.returncode}: {(p.stderr or p.stdout).strip()[-600:]}"
+    finally:
+        arena.close()
+
+
+def ipc_matrix() -> dict[str, str]:
+    """ipc_check over the judge's own configuration and each of its factors alone ("ok" or the
+    failure): which of non-dumpable exporter, importer without capabilities, importer as
+    nobody, importer under Landlock keeps CUDA IPC from working, if any."""
+    import os
+
+    cases = [("timer protected, worker capless under landlock (the root executor's setup)", True, "capless", True),
+             ("plain processes of one user", False, "same", False),
+             ("timer protected", True, "same", False),
+             ("worker without capabilities", False, "capless", False),
+             ("worker under landlock", False, "same", True)]
+    if os.geteuid() == 0:
+        cases += [("worker as nobody", False, "nobody", False),
+                  ("timer protected, worker as nobody under landlock", True, "nobody", True)]
+    return {name: (ipc_check(*args) or "ok") for name, *args in cases}
+
+
+def _selftest(uid: int, gid: int) -> int:
+    """The judge's setup with workers as nobody (see contain.worker_identity): prints "ok" or
+    the failure; exit status 0 or 1. (uid, gid) must be nobody's."""
+    import pwd
+
+    if pwd.getpwnam("nobody").pw_uid != uid:
+        print(f"failed: the self-test checks user nobody, not uid {uid}")
         return 1
-    print("ok")
-    return 0
+    err = ipc_check(True, "nobody", True)
+    print(f"failed: {err}" if err else "ok")
+    return 1 if err else 0
 
 
 if __name__ == "__main__":
+    import json
     import sys
 
     if sys.argv[1:2] == ["--selftest"]:
         sys.exit(_selftest(int(sys.argv[2]), int(sys.argv[3])))
+    if sys.argv[1:2] == ["--matrix"]:
+        print(json.dumps(ipc_matrix()))
