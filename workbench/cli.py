@@ -36,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    from workbench.execution.contain import protect_process
+
+    protect_process()   # the user's keys live in this process: no process of the user may read its memory
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "handler", None):

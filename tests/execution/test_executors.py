@@ -45,12 +45,12 @@ def test_cpu_executor_refuses_cuda_candidates_as_a_status():
 
 
 def test_timing_phase_has_its_own_budget(tmp_path):
-    # Fine through correctness, then hangs once timing starts (its 12th call).
+    # Fine through its warm-up and the judge's trials (6 calls), then hangs once timing starts.
     src = SOFTMAX.candidate.source.replace(
         "    def forward(self, x):\n",
         "    calls = 0\n\n    def forward(self, x):\n"
         "        ModelNew.calls += 1\n"
-        "        while ModelNew.calls > 11:\n            pass\n")
+        "        while ModelNew.calls > 7:\n            pass\n")
     c = Candidate.from_source(SOFTMAX.problem.id, src)
     job = MeasureJob(SOFTMAX.problem, cpu_hardware(), device="cpu", timeout_s=60, run_timeout_s=3,
                      cache_root=tmp_path, options=MeasureOptions.from_dict({"seeds": [0, 1], **CPU_OPTIONS}))

@@ -1,15 +1,24 @@
 """The parts of the hardened executor, one property each: frames, the reference-time check,
-the executor's output comparison, the worker's environment, the judge's rules."""
+the judge's comparisons and verdict, the gate's arenas and freezer, the worker's
+environment, capabilities and the processes it cannot read, the scrubber."""
 from __future__ import annotations
 
 import os
+import signal
 import struct
+import subprocess
+import sys
+import threading
+import time
 
 import pytest
 import torch
 
-from workbench.execution import contain, protocol, reference, tensorfile
+from workbench.execution import contain, gate, protocol, reference, session, tensorfile
+from workbench.execution.scrub import REDACTED, scrub
 from workbench.execution.verdict import judge
+
+LINUX = sys.platform.startswith("linux")
 
 
 def test_frames_round_trip_and_split_reads():
@@ -59,42 +68,161 @@ def test_reference_check_on_cpu_needs_every_sample_grossly_slow():
     assert reference.reference_finding([4.0, 5.0, 6.0], _clean(0.02), "cpu") is None
 
 
-def test_executor_compares_whole_small_outputs(tmp_path):
+# --------------------------------------------------------------------------- the judge's comparisons
+def test_judge_compares_whole_small_outputs_and_names_the_values():
     ref = torch.randn(40, 30)
-    rm = tensorfile.write_outputs(tmp_path, "r", ref)
-    good = tensorfile.write_outputs(tmp_path, "g", ref + 1e-7)
+    assert session.compare([ref + 1e-7], [ref], [None], [None], 1, False) == (True, "")
     bad = ref.clone()
-    bad[17, 3] += 1.0   # one element wrong
-    bm = tensorfile.write_outputs(tmp_path, "b", bad)
-    assert tensorfile.compare_files(tmp_path, good, tmp_path, rm) == (True, "")
-    ok, why = tensorfile.compare_files(tmp_path, bm, tmp_path, rm)
+    bad[17, 3] += 1.0
+    ok, why = session.compare([bad], [ref], [None], [None], 1, False)
     assert not ok and "1 of 1200 values" in why
+    ok, why = session.compare([None], [None], [3], [4], 1, False)
+    assert not ok and "3 != reference 4" in why
 
 
-def test_executor_samples_large_outputs_at_positions_the_worker_never_sees(tmp_path, monkeypatch):
-    monkeypatch.setattr(tensorfile, "FULL_COMPARE_MAX", 1000)
-    monkeypatch.setattr(tensorfile, "SAMPLE", 500)
+def test_judge_samples_large_outputs_at_positions_it_draws(monkeypatch):
+    monkeypatch.setattr(session, "FULL_COMPARE_MAX", 1000)
+    monkeypatch.setattr(session, "SAMPLE", 500)
     ref = torch.randn(100, 100)
-    rm = tensorfile.write_outputs(tmp_path, "r", ref)
     half = ref.clone()
     half.view(-1)[::2] = 0.0     # half of the elements wrong: any sample of 500 sees some
-    hm = tensorfile.write_outputs(tmp_path, "h", half)
-    ok, why = tensorfile.compare_files(tmp_path, hm, tmp_path, rm)
+    ok, why = session.compare([half], [ref], [None], [None], 1, False)
     assert not ok and "sampled positions" in why
 
 
-def test_executor_checks_dtype_shape_subclass_and_bf16(tmp_path):
-    ref = torch.randn(8, 8).bfloat16()
-    rm = tensorfile.write_outputs(tmp_path, "r", ref)
-    assert tensorfile.compare_files(tmp_path, tensorfile.write_outputs(tmp_path, "s", ref.clone()), tmp_path, rm)[0]
-    wrong = tensorfile.write_outputs(tmp_path, "w", ref.float())
-    assert "dtype" in tensorfile.compare_files(tmp_path, wrong, tmp_path, rm)[1]
-    shaped = tensorfile.write_outputs(tmp_path, "x", ref.reshape(4, 16))
-    assert "shape" in tensorfile.compare_files(tmp_path, shaped, tmp_path, rm)[1]
-    sub = [dict(rm[0], type="LazyTensor")]
-    assert "subclass" in tensorfile.compare_files(tmp_path, sub, tmp_path, rm)[1]
+def test_nudged_inputs_differ_in_one_element_of_each_float_tensor():
+    x, idx = torch.randn(4, 5), torch.arange(3)
+    y, j = session.nudged([x, idx])
+    assert (y != x).sum() == 1 and torch.equal(j, idx) and y is not x
 
 
+# --------------------------------------------------------------------------- the verdict
+def _report(ref, cand, null, alone=None, **kw):
+    n = len(ref)
+    return {"status": "ok", "reason": "", "samples": {"reference": ref, "candidate": cand, "null": null},
+            "alone": {"reference": alone or ref, "null": null}, "checked": n, **kw}
+
+
+OK = {"status": "ok", "reason": "", "compile_s": 1.0}
+
+
+def test_judge_takes_times_from_the_report_less_the_gates_own_cost():
+    v = judge(OK, _report([1.1] * 9, [0.6] * 9, [0.1] * 9), "cuda", None)
+    assert v["status"] == "ok"
+    assert v["reference"]["median_ms"] == pytest.approx(1.0) and v["candidate"]["median_ms"] == pytest.approx(0.5)
+    assert v["speedup"] == pytest.approx(2.0) and v["gate_ms"]["null"] == pytest.approx(0.1)
+    # A call as short as an empty one: gate-to-gate times, said so.
+    v = judge(OK, _report([0.5] * 9, [0.4] * 9, [0.45] * 9), "cuda", None)
+    assert v["status"] == "ok" and v["speedup"] == pytest.approx(0.5 / 0.4) and "gate-to-gate" in v["reason"]
+
+
+def test_judge_keeps_failures_from_either_side_and_needs_a_report():
+    assert judge({"status": "incorrect", "reason": "x"}, None, "cuda", None)["status"] == "incorrect"
+    assert judge({"status": "great"}, None, "cuda", None)["status"] == "crashed"
+    assert "without a session" in judge(OK, None, "cuda", None)["reason"]
+    v = judge(OK, {"status": "cheat_suspected", "reason": "timed run differs"}, "cuda", None)
+    assert v == {"status": "cheat_suspected", "reason": "timed run differs", "compile_s": 1.0}
+    # A worker that says less than ok is believed; one that says ok is not enough.
+    assert judge({"status": "runtime_error", "reason": "boom"}, _report([1.0] * 5, [0.5] * 5, [0.1] * 5), "cuda",
+                 None)["status"] == "runtime_error"
+    assert judge(OK, {"status": "ok", "samples": {"reference": [1.0], "candidate": [float("nan")], "null": [0.1]}},
+                 "cuda", None)["status"] == "crashed"
+
+
+def test_judge_flags_a_slowed_reference_after_a_second_look():
+    slowed = _report([3.0] * 9, [0.5] * 9, [0.1] * 9, alone=[1.0] * 9, retime={"reference": [1.02] * 9},
+                     busy_ratio=1.0)
+    v = judge(OK, slowed, "cuda", None)
+    assert v["status"] == "cheat_suspected" and "timed alone twice" in v["reason"]
+    # The machine got slower meanwhile: the reference is slow alone too.
+    busier = _report([1.4] * 9, [0.5] * 9, [0.1] * 9, alone=[1.0] * 9, retime={"reference": [1.35] * 9},
+                     busy_ratio=1.0)
+    assert judge(OK, busier, "cuda", None)["status"] == "ok"
+    # With the candidate stopped the GPU stays busy: its work was left running.
+    busy = _report([3.0] * 9, [0.5] * 9, [0.1] * 9, alone=[1.0] * 9, retime={"reference": [3.0] * 9},
+                   busy_ratio=4.0)
+    v = judge(OK, busy, "cuda", None)
+    assert v["status"] == "cheat_suspected" and "left running" in v["reason"]
+
+
+def test_judge_applies_the_roofline_floor_to_the_net_time():
+    v = judge(OK, _report([1.1] * 9, [0.6] * 9, [0.1] * 9), "cuda", 10.0)
+    assert v["status"] == "cheat_suspected" and "roofline" in v["reason"]
+
+
+# --------------------------------------------------------------------------- the gate
+def test_layout_places_buffers_aligned_and_views_share_the_arena():
+    layout = gate.make_layout({"full": ([torch.randn(3, 5), 7], [torch.zeros(3, 5, dtype=torch.bfloat16)])})
+    ins, outs = layout["slots"]["full"]["inputs"], layout["slots"]["full"]["outputs"]
+    assert ins[0]["offset"] == 0 and outs[0]["offset"] % gate.ALIGN == 0 and ins[1] == {"kind": "value", "value": 7}
+    arena = gate.HostArena(layout["nbytes"])
+    x, v = gate.views(arena.base, ins)
+    x.copy_(torch.ones(3, 5))
+    assert v == 7 and float(arena.base[:60].view(torch.float32).sum()) == 15.0
+    (o,) = gate.views(arena.base, outs)
+    gate.poison([o])
+    assert torch.isnan(o.float()).all()
+    # Outputs shared by the worker (the GPU gate) take no room in the arena.
+    nolay = gate.make_layout({"full": ([torch.randn(3, 5)], [torch.zeros(3, 5)])}, outputs_in_arena=False)
+    assert nolay["slots"]["full"]["outputs"][0]["offset"] == -1 and nolay["nbytes"] < layout["nbytes"]
+    arena.close()
+
+
+def test_the_arena_reaches_a_worker_only_by_its_descriptor():
+    a, b = __import__("socket").socketpair()
+    timer, worker = gate.Link(a), gate.Link(b)
+    arena = gate.HostArena(4096)
+    info, fds = arena.export()
+
+    def serve():
+        msg = worker.recv(5)
+        base = gate.open_setup(worker, msg, gate.open_host_arena)
+        base[:4] = torch.tensor([1, 2, 3, 4], dtype=torch.uint8)
+        worker.send({"type": "setup-ok"})
+
+    t = threading.Thread(target=serve)
+    t.start()
+    timer.send({"type": "setup", "arena": info})
+    assert timer.recv(5) == {"type": "send-fds"}
+    timer.send_fds(fds)
+    assert timer.recv(5) == {"type": "setup-ok"}
+    t.join(5)
+    assert arena.base[:4].tolist() == [1, 2, 3, 4]
+    assert info == {"kind": "host", "nbytes": 4096}      # no name anyone else could open
+    arena.close()
+
+
+def test_a_worker_reply_is_checked_before_its_outputs_are_copied():
+    ents = gate.make_layout({"s": ([], [torch.zeros(2, 3)])})["slots"]["s"]["outputs"]
+    assert gate.check_outputs(torch.zeros(2, 2), ents, "cpu")[2]["status"] == "incorrect"
+    assert gate.check_outputs(torch.zeros(2, 3), ents, "cpu")[2] is None
+    sub = torch.zeros(2, 3).as_subclass(type("Lazy", (torch.Tensor,), {}))
+    assert gate.check_outputs(sub, ents, "cpu")[2]["status"] == "cheat_suspected"
+    assert gate.check_outputs(torch.zeros(3, 2).t(), ents, "cpu")[2]["status"] == "incorrect"   # not contiguous
+
+
+@pytest.mark.skipif(not LINUX, reason="stops processes found through /proc")
+def test_the_freezer_stops_a_whole_tree_and_lets_it_go_on():
+    p = subprocess.Popen([sys.executable, "-c", "import os, time\nif os.fork() == 0:\n    time.sleep(30)\n"
+                          "time.sleep(30)\n"])
+    try:
+        time.sleep(0.5)
+        sup = os.getpid()
+        fr = gate.Freezer(sup)
+        kids = fr._tree()
+        assert p.pid in kids and len(kids) >= 2
+        fr.freeze()
+        assert set(kids) <= set(fr.stopped) and all(gate._state(k) in ("T", "t") for k in kids)
+        fr.thaw()
+        time.sleep(0.05)
+        assert all(gate._state(k) not in ("T", "t") for k in kids)
+    finally:
+        for k in gate.Freezer(os.getpid())._tree():
+            os.kill(k, signal.SIGKILL)
+        p.wait()
+
+
+# --------------------------------------------------------------------------- processes and secrets
 def test_the_worker_environment_drops_keys_and_tokens(tmp_path):
     env = contain.minimal_env({"PATH": "/bin", "OPENAI_API_KEY": "sk-1", "HF_TOKEN": "t", "AWS_SECRET_ACCESS_KEY": "a",
                                "CUDA_VISIBLE_DEVICES": "0"}, tmp_path)
@@ -105,80 +233,97 @@ def test_the_worker_environment_drops_keys_and_tokens(tmp_path):
 
 def test_containment_is_described_for_results():
     d = contain.describe()
-    assert set(d) >= {"environment", "filesystem", "network", "signals", "processes"}
+    assert set(d) >= {"environment", "filesystem", "network", "signals", "processes", "user", "parent memory"}
     assert ("landlock" in d["filesystem"]) == (contain.landlock_abi() >= 1)
 
 
-def _ref_data(tmp_path, timing=None):
-    out = torch.randn(6, 5)
-    pts = {"full size:seed0": tensorfile.write_outputs(tmp_path, "full size:seed0", out),
-           "set0": tensorfile.write_outputs(tmp_path, "set0", out)}
-    return reference.ReferenceData(str(tmp_path), pts, timing, reduced_k={p: 5 for p in pts}), out
+_READER = ("import sys\ntry:\n    print(len(open(f'/proc/{sys.argv[1]}/environ', 'rb').read()))\n"
+           "except OSError as e:\n    print('refused', e.errno)\n")
 
 
-def test_judge_keeps_failures_and_needs_every_check_for_ok(tmp_path):
-    ref, out = _ref_data(tmp_path, _clean(1.0, 0.01))
-    cand = tmp_path / "cand"
-    cand.mkdir()
-    assert judge({"status": "incorrect", "reason": "x"}, cand, None, "cuda", None)["status"] == "incorrect"
-    assert judge({"status": "great"}, cand, None, "cuda", None)["status"] == "crashed"
-    assert "did not ship" in judge({"status": "ok", "points": {}}, cand, ref, "cuda", None)["reason"]
-    pts = {"full size:seed0": tensorfile.write_outputs(cand, "full size:seed0", out),
-           "timed:0:set0": tensorfile.write_outputs(cand, "timed:0:set0", out * 0)}
-    samples = [{"reference": [1.0] * 5, "candidate": [0.5] * 5}]
-    v = judge({"status": "ok", "points": pts, "samples": samples}, cand, ref, "cuda", None)
-    assert v["status"] == "cheat_suspected" and "timed run" in v["reason"]
-    pts["timed:0:set0"] = tensorfile.write_outputs(cand, "timed:0:set0", out)
-    v = judge({"status": "ok", "points": pts, "samples": samples}, cand, ref, "cuda", None)
-    assert v["status"] == "ok" and v["speedup"] == pytest.approx(2.0)
-    slowed = [{"reference": [3.0] * 5, "candidate": [0.5] * 5}]
-    v = judge({"status": "ok", "points": pts, "samples": slowed}, cand, ref, "cuda", None)
-    assert v["status"] == "cheat_suspected" and "clean process" in v["reason"]
-    v = judge({"status": "ok", "points": pts, "samples": samples}, cand, ref, "cuda", 10.0)
-    assert v["status"] == "cheat_suspected" and "roofline" in v["reason"]
+@pytest.mark.skipif(not LINUX, reason="prctl and /proc are Linux's")
+def test_a_protected_process_keeps_its_environment_from_a_worker(tmp_path):
+    """A process that called protect_process (the executor, the timer) cannot have its
+    environment read by a process started the way workers are (same user; as root, with no
+    capability), while an unprotected one can."""
+    holder = ("import sys, time\nfrom workbench.execution import contain\n"
+              "if sys.argv[1] == 'yes':\n    contain.protect_process()\nprint('up', flush=True)\ntime.sleep(30)\n")
+    env = dict(os.environ, WB_TEST_MARKER="marker-value")
+    for protect, expect_refused in (("yes", True), ("no", os.geteuid() == 0)):
+        h = subprocess.Popen([sys.executable, "-c", holder, protect], env=env, stdout=subprocess.PIPE, text=True)
+        try:
+            assert h.stdout.readline().strip() == "up"
+            argv = contain.supervisor_argv([sys.executable, "-c", _READER, str(h.pid)], -1, 2**30, None, None)
+            out = subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+            assert out.startswith("refused") == expect_refused, (protect, out)
+        finally:
+            h.kill()
+            h.wait()
 
 
-def test_a_worker_that_cannot_start_costs_one_candidate_each_and_never_loops(tmp_path):
-    # 30 MiB of address space: the worker's Python dies before it can take a job.
-    from exec_fixtures import CPU_OPTIONS, load_fixtures
-    from workbench.execution.chunked import run_chunk
+def test_weights_cross_as_a_plain_state_dict(tmp_path):
+    m = torch.nn.Sequential(torch.nn.Linear(3, 4), torch.nn.BatchNorm1d(4)).to(torch.bfloat16)
+    tensorfile.write_state(tmp_path / "w", m.state_dict())
+    back = tensorfile.read_state(tmp_path / "w")
+    assert list(back) == list(m.state_dict())
+    assert all(torch.equal(back[k], v) and back[k].dtype == v.dtype for k, v in m.state_dict().items())
+
+
+def test_scrub_removes_keys_and_keeps_ids():
+    env = {"MY_API_KEY": "value-of-my-key-1234", "PATH": "/usr/bin", "SHORT_TOKEN": "abc"}
+    text = ("openai sk-proj-AbCdEf0123456789xyzXYZ hf hf_AbCdEfGhIjKlMnOpQrSt gh ghp_AbCdEfGhIjKlMnOpQrStUvWx "
+            "aws AKIAABCDEFGHIJKLMNOP env value-of-my-key-1234 path /usr/bin short abc "
+            "id 9fac1415f357cdba6e0b1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f708192a3b4c5 "
+            "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U "
+            "token Zq8vR2mX9kL4pT7wY3nB6cF1hJ5sD0gA")
+    out = scrub(text, env)
+    for gone in ("sk-proj", "hf_AbCd", "ghp_AbCd", "AKIAABCD", "value-of-my-key", "eyJhbGci", "Zq8vR2mX"):
+        assert gone not in out, gone
+    assert "9fac1415f357cdba" in out and "/usr/bin" in out and "short abc" in out
+    assert out.count(REDACTED) == 7
+
+
+def test_each_gpu_of_a_machine_keeps_its_own_timing_core(monkeypatch):
+    from workbench.execution import executors
+
+    monkeypatch.setattr(executors, "_gpus_on_machine", lambda: 2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    t0, w0 = executors.timing_cores([0])
+    t1, w1 = executors.timing_cores([1])
+    # Two executors side by side (one per GPU): different timing cores, and neither's
+    # workers compile on either timing core.
+    assert t0 == {0: [0]} and t1 == {1: [1]} and w0 == w1 == list(range(2, 16))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(6)), raising=False)
+    assert executors.timing_cores([0]) == ({}, [])
+
+
+def test_reasons_logs_and_prompts_are_scrubbed_before_they_are_kept_or_sent():
     from workbench.execution.hardware import cpu_hardware
-    from workbench.execution.job import MeasureJob, MeasureOptions
-    from workbench.records import Candidate, Status
+    from workbench.execution.verdict import result_to_measurement
+    from workbench.records import Candidate, Problem
+    from workbench.search.generators import describe_result
 
-    f = next(x for x in load_fixtures("honest") if x.name == "relu_where")
-    cands = [Candidate.from_source(f.problem.id, f.candidate.source + f"\n_V = {i}\n") for i in range(2)]
-    job = MeasureJob(f.problem, cpu_hardware(), device="cpu", timeout_s=30, cache_root=tmp_path,
-                     cpu_mem_bytes=30 * 2**20, options=MeasureOptions.from_dict(CPU_OPTIONS))
-    ms = run_chunk(job, cands)
-    assert [m.status for m in ms] == [Status.CRASHED, Status.CRASHED]
-    assert all("before taking a job" in m.reason for m in ms)
-
-
-def test_a_flag_by_the_reference_check_needs_a_second_clean_timing_to_agree(tmp_path):
-    ref, out = _ref_data(tmp_path, _clean(1.0, 0.01))
-    cand = tmp_path / "cand"
-    cand.mkdir()
-    pts = {"full size:seed0": tensorfile.write_outputs(cand, "full size:seed0", out),
-           "timed:0:set0": tensorfile.write_outputs(cand, "timed:0:set0", out)}
-    busy = [{"reference": [1.4] * 5, "candidate": [0.5] * 5}]   # the machine got busier meanwhile
-    v = judge({"status": "ok", "points": pts, "samples": busy}, cand, ref, "cuda", None,
-              retime=lambda: _clean(1.35, 0.01))
-    assert v["status"] == "ok"
-    slowed = [{"reference": [3.0] * 5, "candidate": [0.5] * 5}]  # slowed by the candidate: still flagged
-    v = judge({"status": "ok", "points": pts, "samples": slowed}, cand, ref, "cuda", None,
-              retime=lambda: _clean(1.02, 0.01))
-    assert v["status"] == "cheat_suspected" and "timed alone twice" in v["reason"]
+    key = "sk-live-0123456789abcdefABCDEF"
+    p = Problem(id="L1/x", level=1, name="x", source="# reference\n")
+    c = Candidate.from_source(p.id, "class ModelNew: pass\n")
+    m = result_to_measurement({"status": "runtime_error", "reason": f"boom {key}", "traceback": f"at {key}"}, p, c,
+                              cpu_hardware(), log=f"printed {key}")
+    assert key not in m.reason + m.log and REDACTED in m.reason and m.log.count(REDACTED) == 2
+    assert key not in describe_result(m.replace(reason=f"again {key}", log=f"and {key}"))
 
 
-def test_clean_reference_is_timed_on_the_workers_timing_core():
-    """The reference check compares the reference timed in a worker with the same reference
-    timed in the clean process; both must run on the core the executor keeps for timing, or a
-    launch-bound reference reads slower on one side for reasons of placement alone."""
-    from workbench.execution import reference
+def test_ipc_handles_cross_as_all_their_bytes():
+    """A CUDA IPC handle holds NUL bytes; its text form must carry all 64 (no CUDA needed)."""
+    import ctypes
 
-    spec = reference.spec_for({"id": "p"}, "cuda", {"timing_cpus": [3]}, None)
-    assert spec["timing_cpus"] == [3]
-    other = reference.spec_for({"id": "p"}, "cuda", {"timing_cpus": [4]}, None)
-    assert reference._spec_key(spec) != reference._spec_key(other)
-    assert reference.spec_for({"id": "p"}, "cpu", {}, None)["timing_cpus"] is None
+    from workbench.execution import gate_cuda
+
+    raw = bytes([1, 2, 0, 0, 5]) + bytes(50) + bytes([9] * 9)
+    h = gate_cuda._IpcHandle()
+    ctypes.memmove(ctypes.addressof(h), raw, len(raw))
+    text = gate_cuda.handle_hex(h)
+    assert len(text) == 128 and bytes.fromhex(text) == raw
+    back = gate_cuda.handle_from_hex(text)
+    assert ctypes.string_at(ctypes.addressof(back), 64) == raw
+    with pytest.raises(ValueError, match="4 bytes"):
+        gate_cuda.handle_from_hex("01020000")

@@ -30,10 +30,11 @@ def test_options_round_trip_through_json():
 
 def test_worker_job_crosses_the_channel_unchanged(tmp_path: Path):
     job = MeasureJob(PROBLEM, cpu_hardware(), device="cpu", options=MeasureOptions.from_dict({"seeds": [4]}))
-    wj = job.for_candidate(CAND, tmp_path / CAND.id)
-    assert wj.out_dir == str(tmp_path / CAND.id / "out") and wj.candidate_id == CAND.id
+    prepared = {"shapes": {"full": {"cpu": True, "sizes": None}}, "weights": {"full": str(tmp_path / "w")}}
+    wj = job.for_candidate(CAND, tmp_path / CAND.id, prepared)
+    assert wj.workdir == str(tmp_path / CAND.id) and wj.candidate_id == CAND.id
     back = WorkerJob.from_dict(json.loads(json.dumps(wj.to_dict())))
-    assert back == wj and back.options.seeds == (4,)
+    assert back == wj and back.options.seeds == (4,) and back.prepared == prepared
 
 
 def test_cuda_candidates_get_three_times_the_compile_budget():

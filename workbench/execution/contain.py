@@ -19,11 +19,19 @@ What each layer gives, on Linux (`describe()` says which of them this machine ap
   setsid() or double-forked included, is re-parented to it and killed when the worker ends;
   the worker itself ends with its supervisor (PR_SET_PDEATHSIG).
 
-What it does NOT give: reading is not restricted (the candidate can read files the user can
-read); UDP and non-abstract unix sockets are open where there is no network namespace; GPU
-memory of other processes is not protected; the Triton cache directory is shared by the
-executor's workers (a candidate could plant a compiled kernel there for a later one). Run
-code from a model you do not trust inside a container or VM as well.
+- another user: where the executor runs as root, the worker runs as `nobody` (its work
+  directory, the build caches and the GPU locks handed over to it), so it cannot read the
+  files, environment or memory of the executor's user; a root executor that cannot switch
+  (`worker_identity` says why) runs the worker as root without any capability. Either way
+  the processes that hold anything worth reading make themselves non-dumpable
+  (`protect_process`: the executor, the judge's timer and reference worker), which closes
+  their /proc/<pid>/environ, mem and fd to every process without CAP_SYS_PTRACE.
+
+What it does NOT give: reading is not restricted beyond that (a worker of the same user can
+read files the user can read); UDP and non-abstract unix sockets are open where there is no
+network namespace; GPU memory of other processes is not protected; the Triton cache directory
+is shared by the executor's workers (a candidate could plant a compiled kernel there for a
+later one). Run code from a model you do not trust inside a container or VM as well.
 """
 from __future__ import annotations
 
@@ -66,7 +74,8 @@ _FS_MAKE = sum(1 << b for b in range(6, 13))   # char, dir, reg, sock, fifo, blo
 _FS_REFER, _FS_TRUNCATE = 1 << 13, 1 << 14
 _NET_BIND_TCP, _NET_CONNECT_TCP = 1 << 0, 1 << 1
 _SCOPE_ABSTRACT_UNIX, _SCOPE_SIGNAL = 1 << 0, 1 << 1
-_PR_SET_PDEATHSIG, _PR_SET_NO_NEW_PRIVS, _PR_SET_CHILD_SUBREAPER = 1, 38, 36
+_PR_SET_PDEATHSIG, _PR_SET_DUMPABLE, _PR_SET_NO_NEW_PRIVS, _PR_SET_CHILD_SUBREAPER = 1, 4, 38, 36
+_PR_CAPBSET_DROP, _PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL = 24, 47, 4
 _CLONE_NEWNET = 0x40000000
 
 _libc = None
@@ -83,6 +92,24 @@ def prctl(option: int, value: int) -> None:
     """prctl(option, value) on Linux; nothing elsewhere."""
     if sys.platform.startswith("linux"):
         _lib().prctl(option, value, 0, 0, 0)
+
+
+def protect_process() -> bool:
+    """Make this process non-dumpable (Linux): its /proc/<pid>/environ, mem, maps and fd
+    become readable only by root, and no process of the same user can ptrace it. Called by
+    every process that holds what a candidate must not read (the executor's process with the
+    user's keys; the judge's timer and reference worker). Children get the default back when
+    they exec. Returns whether it applied."""
+    if not sys.platform.startswith("linux"):
+        return False
+    return _lib().prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+
+
+def dumpable() -> bool:
+    """Whether this process is dumpable (see protect_process); True where it cannot be told."""
+    if not sys.platform.startswith("linux"):
+        return True
+    return _lib().prctl(3, 0, 0, 0, 0) != 0   # PR_GET_DUMPABLE
 
 
 def become_subreaper() -> None:
@@ -150,6 +177,117 @@ def landlock_ruleset(writable: Sequence[str | os.PathLike], abi: int | None = No
     return fd, what
 
 
+# ----------------------------------------------------------------------- another user
+#: Set WB_WORKER_USER=same to keep workers under the executor's user where it runs as root
+#: (for a machine where the unprivileged user cannot reach the GPU or the Python install).
+WORKER_USER_ENV = "WB_WORKER_USER"
+_identity: tuple[int, int] | None | bool = False   # False: not decided yet
+_identity_why = ""
+
+
+def _others_can_read(path: str | os.PathLike) -> bool:
+    """Whether a user who is neither the owner nor in the group can reach `path` (every
+    directory above it searchable, the path itself readable)."""
+    import stat
+
+    p = Path(path).resolve()
+    for d in [*reversed(p.parents), p]:
+        try:
+            mode = d.stat().st_mode
+        except OSError:
+            return False
+        need = stat.S_IXOTH if d.is_dir() else stat.S_IROTH
+        if not mode & need:
+            return False
+    return True
+
+
+def worker_identity(check=None) -> tuple[int, int] | None:
+    """(uid, gid) the workers run as, or None for the executor's own user.
+
+    Another user only where this process is root on Linux, a `nobody` user exists,
+    WB_WORKER_USER is not "same", the Python install and the repository are readable by
+    others, and a process started as that user can import torch and the worker and, on a GPU
+    machine, map the judge's device memory and events (`check`: a function of (uid, gid)
+    returning an error text or "", run once per process; default: subprocesses). Decided once
+    per process; `describe()` says why."""
+    global _identity, _identity_why
+    if _identity is not False:
+        return _identity
+    _identity, _identity_why = None, ""
+    if not sys.platform.startswith("linux") or os.geteuid() != 0:
+        _identity_why = "the executor does not run as root"
+        return None
+    if os.environ.get(WORKER_USER_ENV, "") == "same":
+        _identity_why = f"{WORKER_USER_ENV}=same"
+        return None
+    import pwd
+
+    try:
+        pw = pwd.getpwnam("nobody")
+    except KeyError:
+        _identity_why = "no user nobody"
+        return None
+    root = Path(__file__).resolve().parents[2]
+    unreadable = [str(p) for p in (sys.prefix, sys.base_prefix, root) if not _others_can_read(p)]
+    if unreadable:
+        _identity_why = f"not readable by other users: {', '.join(unreadable)}"
+        return None
+    err = (check or _import_as)(pw.pw_uid, pw.pw_gid)
+    if err:
+        _identity_why = f"a process as nobody could not start the worker: {err[-300:]}"
+        return None
+    _identity = (pw.pw_uid, pw.pw_gid)
+    return _identity
+
+
+def _import_as(uid: int, gid: int) -> str:
+    """'' when a process running as uid:gid imports torch, triton and the worker, else why not."""
+    import subprocess
+    import tempfile
+
+    root = str(Path(__file__).resolve().parents[2])
+    with tempfile.TemporaryDirectory(prefix="wb_user_check_") as tmp:
+        os.chown(tmp, uid, gid)
+        env = minimal_env(dict(os.environ, PYTHONPATH=root), tmp)
+
+        def drop() -> None:
+            os.setgroups([])
+            os.setgid(gid)
+            os.setuid(uid)
+        try:
+            p = subprocess.run([sys.executable, "-c", "import torch, triton, workbench.execution.worker"],
+                               env=env, cwd=tmp, capture_output=True, text=True, timeout=300, preexec_fn=drop)
+            if p.returncode == 0 and os.path.isdir("/proc/driver/nvidia/gpus"):
+                # On a GPU machine the worker must also map the judge's memory and events (CUDA IPC).
+                p = subprocess.run([sys.executable, "-m", "workbench.execution.gate_cuda", "--selftest", str(uid),
+                                    str(gid)], env=dict(env, HOME=tmp), cwd=tmp, capture_output=True, text=True,
+                                   timeout=600)
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"{type(e).__name__}: {e}"
+    return "" if p.returncode == 0 else (p.stderr or p.stdout or f"exit {p.returncode}").strip()
+
+
+def hand_over(paths: Sequence[str | os.PathLike], identity: tuple[int, int] | None, tree: bool = False) -> None:
+    """Give `paths` (directories or files) to the workers' user (`identity`; None: nothing to
+    do); `tree`: everything below each directory too."""
+    if identity is None:
+        return
+    uid, gid = identity
+    for p in paths:
+        if not os.path.exists(p):
+            continue
+        items = [str(p)]
+        if tree and os.path.isdir(p):
+            for base, dirs, files in os.walk(p):
+                items += [os.path.join(base, n) for n in dirs + files]
+        for it in items:
+            try:
+                os.chown(it, uid, gid, follow_symlinks=False)
+            except OSError:
+                pass
+
+
 # ----------------------------------------------------------------------- the worker's start
 #: Per-worker limits: CPU seconds, processes/threads of the user (only set where the worker
 #: runs under its own user, since the limit counts every process of the user).
@@ -157,12 +295,26 @@ CPU_SECONDS = 3600
 
 
 def preexec(ruleset_fd: int, file_size_bytes: int, cpu_mem_bytes: int | None = None,
-            cpus: Sequence[int] | None = None):
-    """The function the worker runs between fork and exec (only system calls, no imports)."""
+            cpus: Sequence[int] | None = None, identity: tuple[int, int] | None = None):
+    """The function the worker runs between fork and exec (only system calls, no imports):
+    its user (`identity`, before the death signal, which a change of user clears; as root
+    without one, an empty capability bounding set), the death signal, CPU affinity, resource
+    limits and no new privileges."""
     libc = _lib()
     linux = sys.platform.startswith("linux")
 
     def fn() -> None:
+        if identity is not None:
+            os.setgroups([])
+            os.setgid(identity[1])
+            os.setuid(identity[0])
+        elif linux and os.geteuid() == 0:
+            # Root without a user to switch to: no capabilities at all after exec (an empty
+            # bounding set), so the worker cannot read or trace non-dumpable processes of the
+            # executor's user, nor override file permissions.
+            for cap in range(64):
+                libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0)
+            libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
         if linux:
             libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if cpus and hasattr(os, "sched_setaffinity"):
@@ -218,6 +370,7 @@ def supervisor_preexec():
 def describe() -> dict[str, str]:
     """What containment the executor applies on this machine (recorded with results)."""
     abi = landlock_abi()
+    ident = worker_identity()
     return {
         "environment": "allow-list (no keys or tokens)",
         "limits": f"cpu {CPU_SECONDS} s, file size, no core dumps",
@@ -229,6 +382,13 @@ def describe() -> dict[str, str]:
         "signals": "landlock scope: no signal outside the worker's domain" if abi >= 6
         else "not contained (Landlock ABI < 6): a candidate can signal processes of the same user",
         "processes": "supervisor subreaper: descendants are killed with the worker",
+        "user": (f"workers run as uid {ident[0]} (nobody)" if ident else
+                 f"workers run as the executor's user ({_identity_why or 'not root'})"
+                 + ("; as root without any capability" if sys.platform.startswith("linux") and os.geteuid() == 0
+                    else "")),
+        "parent memory": ("executor, timer and reference worker non-dumpable (environ, mem, fd closed to "
+                          "other processes of the user)" if sys.platform.startswith("linux")
+                          else "not protected (no prctl on this platform)"),
     }
 
 
@@ -289,39 +449,42 @@ def kill_descendants(pid: int | None = None, rounds: int = 50) -> int:
     return killed
 
 
+#: Where the worker finds its end of the judge's link (set up by the supervisor), if any.
+LINK_FD = 5
+
+
 def supervise(argv: list[str]) -> int:
     """Run the worker command as a child of this subreaper and exit with its status: its exit
-    code, or 128 + the signal that killed it. argv: "RULESET:FSIZE:MEM:CPUS:CHANNEL" then the
-    worker's command line. The channel descriptor becomes the worker's CHANNEL_FD; standard
-    input (its jobs) and output pass through."""
+    code, or 128 + the signal that killed it. argv: "RULESET:FSIZE:MEM:CPUS:CHANNEL:LINK:UID:GID"
+    then the worker's command line. The channel descriptor becomes the worker's CHANNEL_FD and
+    the link its LINK_FD; standard input (its jobs) and output pass through; UID:GID (empty:
+    this process's user) is the user the worker runs as."""
     import subprocess
 
     from workbench.execution.protocol import CHANNEL_FD
 
     become_subreaper()
     spec, argv = argv[0], argv[1:]
-    ruleset, fsize, mem, cpus, channel = spec.split(":")
-    ruleset_fd, channel_fd = int(ruleset), int(channel)
-    # Move both out of the way, then to their fixed numbers (CHANNEL_FD, RULESET_FD).
+    ruleset, fsize, mem, cpus, channel, link, uid, gid = spec.split(":")
+    wanted = {int(channel): CHANNEL_FD, int(ruleset): RULESET_FD, int(link): LINK_FD}
+    wanted.pop(-1, None)
+    # Move all out of the way, then to their fixed numbers.
     import fcntl
 
-    moved = {fd: fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in (channel_fd, ruleset_fd) if fd >= 0}
+    moved = {fd: fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in wanted}
     for fd in moved:
         os.close(fd)
-    if channel_fd >= 0:
-        os.dup2(moved[channel_fd], CHANNEL_FD)
-        os.close(moved[channel_fd])
-    if ruleset_fd >= 0:
-        os.dup2(moved[ruleset_fd], RULESET_FD)
-        os.close(moved[ruleset_fd])
-        ruleset_fd = RULESET_FD
-    proc = subprocess.Popen(argv, pass_fds=tuple(fd for fd in (CHANNEL_FD, ruleset_fd) if fd >= 0),
+    for fd, target in wanted.items():
+        os.dup2(moved[fd], target)
+        os.close(moved[fd])
+    targets = tuple(wanted.values())
+    ruleset_fd = RULESET_FD if RULESET_FD in targets else -1
+    identity = (int(uid), int(gid)) if uid else None
+    proc = subprocess.Popen(argv, pass_fds=targets,
                             preexec_fn=preexec(ruleset_fd, int(fsize), int(mem) or None,
-                                               [int(c) for c in cpus.split(",") if c] or None))
-    if ruleset_fd >= 0:
-        os.close(ruleset_fd)
-    if channel_fd >= 0:
-        os.close(CHANNEL_FD)
+                                               [int(c) for c in cpus.split(",") if c] or None, identity))
+    for fd in targets:
+        os.close(fd)
     for s in (signal.SIGTERM, signal.SIGINT):
         signal.signal(s, lambda *_: proc.kill())
     rc = proc.wait()
@@ -330,10 +493,12 @@ def supervise(argv: list[str]) -> int:
 
 
 def supervisor_argv(worker_argv: list[str], ruleset_fd: int, file_size_bytes: int,
-                    cpu_mem_bytes: int | None, cpus: Sequence[int] | None, channel_fd: int = -1) -> list[str]:
+                    cpu_mem_bytes: int | None, cpus: Sequence[int] | None, channel_fd: int = -1,
+                    link_fd: int = -1, identity: tuple[int, int] | None = None) -> list[str]:
     """The command line that starts `worker_argv` under a supervisor."""
+    uid, gid = identity if identity else ("", "")
     spec = (f"{ruleset_fd}:{file_size_bytes}:{cpu_mem_bytes or 0}:{','.join(map(str, cpus or []))}"
-            f":{channel_fd}")
+            f":{channel_fd}:{link_fd}:{uid}:{gid}")
     return [sys.executable, "-m", "workbench.execution.contain", spec, *worker_argv]
 
 

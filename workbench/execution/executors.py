@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from workbench.errors import ConfigError
+from workbench.execution import contain
 from workbench.execution.base import Executor, done_future
 from workbench.execution.chunked import run_chunk
 from workbench.execution.hardware import cpu_hardware, roofline_floor_ms
@@ -46,6 +47,7 @@ class _PoolExecutor(Executor):
     """Shared queue logic: a thread pool in which each task runs one sandboxed worker."""
 
     def __init__(self, workers: int):
+        contain.protect_process()   # this process may hold the user's keys; workers must not read it
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="wb-measure")
         self._workers = workers
         self._closed = False
@@ -187,6 +189,7 @@ class ChunkedExecutor(Executor):
         `on_raw(candidate, result)` receives each worker's result dict (see chunked.run_chunk)."""
         if workers < 1 or max_chunk < 1:
             raise ConfigError("workers and max_chunk must be at least 1")
+        contain.protect_process()   # this process may hold the user's keys; workers must not read it
         self._linger_s = check_linger(linger_s)
         self.hardware = hardware
         self.device = device
@@ -424,6 +427,28 @@ def _resolve(future: Future, m: Measurement) -> None:
         future.set_result(m)
 
 
+def _gpus_on_machine() -> int:
+    """How many NVIDIA GPUs the machine has (the driver's /proc entries; no CUDA context)."""
+    try:
+        return len(os.listdir("/proc/driver/nvidia/gpus"))
+    except OSError:
+        return 0
+
+
+def timing_cores(gpus: Sequence[int]) -> tuple[dict[int, list[int]], list[int]]:
+    """({gpu: [core]}, worker cores): one CPU core per GPU of the machine kept for the judge
+    timing on it (its timer, its reference worker and the candidate's worker during a session:
+    kernel launches and host synchronisations are CPU-bound, compiling neighbours must not
+    delay them). The core is chosen by the GPU's index, so executors of different GPUs on one
+    machine (one per GPU, side by side) never share one; workers run on the cores no GPU
+    keeps. Empty when the machine has fewer than 4 cores per GPU."""
+    cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    n = max(_gpus_on_machine(), max(gpus, default=0) + 1)
+    if len(cpus) < 4 * n:
+        return {}, []
+    return {g: [cpus[g]] for g in gpus}, cpus[n:]
+
+
 class LocalGPUExecutor(ChunkedExecutor):
     """Measures on local CUDA GPUs with chunk workers (see ChunkedExecutor). Many workers
     compile and check concurrently; on each GPU a timed region excludes all other GPU work
@@ -449,14 +474,7 @@ class LocalGPUExecutor(ChunkedExecutor):
         per_gpu = max(1, workers // len(gpus))
         self._memory_fraction = (memory_fraction if memory_fraction is not None
                                  else min(0.9, max(0.25, 1.8 / per_gpu)))
-        # One CPU core per GPU is kept for the process that is timing on it (kernel launches
-        # are CPU-bound for small kernels; compiling neighbours must not delay them).
-        cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-        if len(cpus) >= 4 * len(gpus):
-            self._timing_cpus = {g: [cpus[i]] for i, g in enumerate(gpus)}
-            self._worker_cpus = cpus[len(gpus):]
-        else:
-            self._timing_cpus, self._worker_cpus = {}, []
+        self._timing_cpus, self._worker_cpus = timing_cores(gpus)
         super().__init__(hardware_by_gpu[gpus[0]], device="cuda", gpus=list(gpus), workers=workers,
                          max_chunk=max_chunk, timeout_s=timeout_s, run_timeout_s=run_timeout_s,
                          options=options, cache_root=cache_root, hardware_by_gpu=hardware_by_gpu, on_raw=on_raw,

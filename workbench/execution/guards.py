@@ -4,7 +4,8 @@ Static checks read the candidate's source (AST); dynamic checks look at what the
 did when it ran. Each finding is a short reason; any finding makes the measurement's status
 `cheat_suspected`. These are heuristics with tests for each pattern, not a proof: a
 determined adversary with arbitrary code execution can still fool an in-process check, which
-is why each candidate also runs in its own throw-away process.
+is why the verdict is not decided here: the judge's clean processes draw the inputs, take
+the times and compare the outputs (timer.py, session.py); these checks are a first filter.
 """
 from __future__ import annotations
 
@@ -244,7 +245,9 @@ _WATCHED_SPACES = ("torch", "torch.nn.functional", "torch.Tensor", "torch.nn.Mod
                    "torch.cuda.Event", "torch.cuda.Stream", "torch.autograd.grad_mode", "time", "builtins",
                    "numpy", "triton", "triton.testing", "workbench.execution.correctness",
                    "workbench.execution.guards", "workbench.execution.timing", "workbench.execution.worker",
-                   "workbench.execution.tensorfile", "workbench.execution.protocol", "os", "sys")
+                   "workbench.execution.tensorfile", "workbench.execution.protocol", "workbench.execution.gate",
+                   "workbench.execution.gate_cuda", "workbench.execution.models", "workbench.execution.localcheck",
+                   "os", "sys")
 _WATCHED = [
     ("torch", "matmul"), ("torch", "allclose"), ("torch", "isclose"), ("torch", "equal"),
     ("torch", "softmax"), ("torch", "empty"), ("torch", "randn"),

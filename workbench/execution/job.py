@@ -4,7 +4,8 @@ chunk worker for each candidate.
 
 A `WorkerJob` crosses the worker's job channel as a flat JSON object (`to_dict`); the worker
 reads it back with `from_dict` before any candidate code runs in that job. It carries
-settings only: what the worker reports is raw data that the executor judges (verdict.judge).
+settings only: the judge (timer.py) checks and times the candidate; the worker reports only
+whether it ran.
 """
 from __future__ import annotations
 
@@ -32,9 +33,12 @@ class MeasureOptions:
     worker process's CPU affinity; `gpu_memory_fraction`: the share of GPU memory a worker may
     take (0: no cap); `compile_unlocked`: a worker steps out of its shared GPU hold while Triton
     compiles a kernel (CPU work), so a timer waiting for the GPU does not wait for the compile
-    (gpu_lock.GpuLock.step_out; timed regions are unchanged). `precision` / `tolerance`: the
+    (gpu_lock.GpuLock.step_out; timed regions are unchanged); `check_share`: the share of
+    timed candidate calls whose outputs the judge checks (None: every call on the CPU, where
+    outputs are small, half of them on a GPU; see session.py). `precision` / `tolerance`: the
     run's contract (`workbench.problems.contract.Contract`: the precision the reference, the
-    candidate and the inputs are cast to, and the tolerance outputs are judged with).
+    candidate and the inputs are cast to, and the tolerance the judge compares outputs with);
+    its trials are the `seeds`.
     """
 
     seeds: tuple[int, ...] = (0, 1, 2)
@@ -48,6 +52,7 @@ class MeasureOptions:
     worker_cpus: tuple[int, ...] | None = None
     gpu_memory_fraction: float = 0.0
     compile_unlocked: bool = False
+    check_share: float | None = None
     precision: str = "native"
     tolerance: str = ""
 
@@ -91,16 +96,18 @@ class MeasureOptions:
 class WorkerJob:
     """One candidate's job as a chunk worker receives it (see module doc).
 
-    `workdir` is the job's own directory (the candidate file is written there); `out_dir`
-    where its outputs are shipped; `lock_path` the GPU's lock (None: no lock, CPU runs).
+    `workdir` is the job's own directory (the candidate file is written there); `lock_path`
+    the GPU's lock (None: no lock, CPU runs); `prepared` what the judge's preparation made of
+    the problem (reference.ReferenceData): {"shapes": {slot: {"cpu", "sizes", "precision"}},
+    "weights": {slot: directory of the reference's state dict}}.
     """
 
     problem: Mapping[str, Any]
     candidate: Mapping[str, Any]
     device: str
     workdir: str
-    out_dir: str
     lock_path: str | None
+    prepared: Mapping[str, Any] = field(default_factory=dict)
     options: MeasureOptions = MeasureOptions()
 
     @property
@@ -109,12 +116,12 @@ class WorkerJob:
 
     def to_dict(self) -> dict[str, Any]:
         return {"problem": dict(self.problem), "candidate": dict(self.candidate), "device": self.device,
-                "workdir": self.workdir, "out_dir": self.out_dir, "lock_path": self.lock_path,
+                "workdir": self.workdir, "lock_path": self.lock_path, "prepared": dict(self.prepared),
                 **self.options.to_dict()}
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> WorkerJob:
-        base = ("problem", "candidate", "device", "workdir", "out_dir", "lock_path")
+        base = ("problem", "candidate", "device", "workdir", "lock_path", "prepared")
         return cls(**{k: d[k] for k in base},
                    options=MeasureOptions.from_dict({k: v for k, v in d.items() if k not in base}))
 
@@ -151,8 +158,8 @@ class MeasureJob:
     def compile_budget_s(self, candidate: Candidate) -> float:
         return self.timeout_s * (3 if candidate.backend == "cuda" else 1)
 
-    def for_candidate(self, candidate: Candidate, workdir: Path) -> WorkerJob:
-        """The worker's job for `candidate`, its outputs under `workdir / "out"`."""
+    def for_candidate(self, candidate: Candidate, workdir: Path, prepared: Mapping[str, Any]) -> WorkerJob:
+        """The worker's job for `candidate`, in `workdir`, with the judge's preparation."""
         return WorkerJob(problem=self.problem.to_dict(), candidate=candidate.to_dict(), device=self.device,
-                         workdir=str(workdir), out_dir=str(workdir / "out"), lock_path=self.lock_path,
+                         workdir=str(workdir), lock_path=self.lock_path, prepared=dict(prepared),
                          options=self.options)

@@ -1,13 +1,17 @@
-"""The reference, run where no candidate code was ever imported.
+"""The reference, prepared where no candidate code was ever imported, and the check that the
+candidate did not slow it down.
 
 `python -m workbench.execution.reference --serve` (a clean process: it never imports candidate
-code) builds each problem's reference it is sent with the seeds a worker uses, writes its outputs at every point a worker ships (tensorfile), and times it alone
-with the same timer; the executor compares each candidate's shipped outputs with these and
-checks the reference time a worker reports against this one (`reference_finding`).
+code) builds each problem's Model at every shape a candidate is checked at, with the seed the
+workers use and at the run's precision (`workbench.problems.contract`), and writes its weights
+(a plain state dict, tensorfile.write_state) for the candidate's worker to copy in by name;
+the candidate's process never builds or holds a reference. The reference is run, checked
+against and timed by the judge (timer.py).
 
-`ReferenceStore` asks a small pool of such processes per device and GPU once per problem,
-device, GPU and settings for the life of the executor's process, and hands the result
-(`ReferenceData`) to every chunk that needs it.
+`ReferenceStore` asks a small pool of such processes once per problem, device and settings
+for the life of the executor's process, and hands the result (`ReferenceData`) to every chunk
+that needs it. `reference_finding` compares the reference timed beside a candidate with the
+same reference timed alone.
 """
 from __future__ import annotations
 
@@ -37,36 +41,35 @@ GPU_SLACK = 0.15
 CPU_FACTOR, CPU_ABS_MS = 3.0, 10.0
 
 
-#: The clean reference's timing stops after this much timed work (ms) if its precision
-#: targets were not met before: it is a check of the worker's reference time, not a result.
-CLEAN_TIMING_MAX_MS = 300.0
-
-
 class ReferenceFailed(Exception):
     """The reference itself failed in the clean process (a problem bug, not a candidate's)."""
 
 
 @dataclass(frozen=True)
 class ReferenceData:
+    """A problem prepared for measuring: per shape ("full", and "second" when the problem has
+    a second shape) how to load it (`shapes`: {"cpu": bool, "sizes": dict | None, "precision":
+    the run's contract precision}), where its
+    weights are (`weights`: a directory of tensorfile.write_state), and the fp32 tolerance's
+    reduction length (`reduced_k`); whether its main work is a matmul (`matmul_like`)."""
+
     directory: str
-    points: dict[str, list[dict]]
-    timing: dict | None            # TimingStats.to_dict() of the reference alone, or None
-    hashes: dict[str, str] = field(default_factory=dict)   # file name -> sha256, checked where
-    check_hashes: bool = False                              # workers could write here
-    reduced_k: dict[str, int] = field(default_factory=dict)  # point -> longest size (fp32 atol)
+    shapes: dict[str, dict]
+    weights: dict[str, str]
+    reduced_k: dict[str, int] = field(default_factory=dict)
     matmul_like: bool = False
 
 
 def _spec_key(spec: dict) -> str:
-    h = hashlib.sha256(json.dumps({k: spec[k] for k in sorted(spec) if k not in ("out_dir", "lock_path")},
+    h = hashlib.sha256(json.dumps({k: spec[k] for k in sorted(spec) if k != "out_dir"},
                                   sort_keys=True, default=str).encode())
     return h.hexdigest()[:24]
 
 
 class _Server:
-    """One clean reference process (`python -m workbench.execution.reference --serve`), fed one
-    spec at a time over its standard input; it answers on its channel and imports nothing but
-    the problem files it is given. Restarted when it dies."""
+    """One clean preparation process (`python -m workbench.execution.reference --serve`), fed
+    one spec at a time over its standard input; it answers on its channel and imports nothing
+    but the problem files it is given. Restarted when it dies."""
 
     def __init__(self, env: dict[str, str], log_dir: str):
         self.env, self.log_dir = env, log_dir
@@ -132,10 +135,10 @@ class _Server:
 
 
 class ReferenceStore:
-    """Clean reference runs, once per (problem, device, GPU, settings) in this process, by a
-    small pool of clean reference processes per device and GPU."""
+    """Clean preparations, once per (problem, device, settings) in this process, by a small
+    pool of clean processes (CPU work: models built, weights written)."""
 
-    SERVERS_PER_GPU = 2
+    SERVERS = 2
     #: Problems' reference data kept while no chunk uses them (least recently used go first).
     KEEP_IDLE = 6
 
@@ -144,13 +147,13 @@ class ReferenceStore:
         self._runs: dict[str, Future] = {}
         self._users: dict[str, int] = {}
         self._last_use: dict[str, float] = {}
-        self._specs: dict[str, tuple[dict, str, float]] = {}   # key -> (spec, pool key, timeout)
         self._pools: dict[str, queue.Queue] = {}
         self._root: str | None = None
 
     def _dir(self) -> str:
         if self._root is None:
             self._root = tempfile.mkdtemp(prefix="wb_reference_")
+            os.chmod(self._root, 0o755)   # weights are read by workers of another user
             atexit.register(self.close)
         return self._root
 
@@ -179,7 +182,7 @@ class ReferenceStore:
                 if fut.exception() is None:
                     shutil.rmtree(fut.result().directory, True)
 
-    def get(self, spec: dict, env: dict[str, str], timeout_s: float, check_hashes: bool) -> tuple[str, Future]:
+    def get(self, spec: dict, env: dict[str, str], timeout_s: float) -> tuple[str, Future]:
         """(key, Future of ReferenceData or of a ReferenceFailed exception) for `spec`; the
         caller says `release(key)` when done with it."""
         key = _spec_key(spec)
@@ -191,51 +194,26 @@ class ReferenceStore:
                 fut = Future()
                 self._runs[key] = fut
                 out = os.path.join(self._dir(), key)
-                pool_key = f"{spec['device']}|{spec.get('gpu', '')}"
-                if pool_key not in self._pools:
+                if "prep" not in self._pools:
                     pool: queue.Queue = queue.Queue()
-                    n = self.SERVERS_PER_GPU if spec["device"].startswith("cuda") else 1
-                    for _ in range(n):
+                    for _ in range(self.SERVERS):
                         pool.put(_Server(env, self._root))
-                    self._pools[pool_key] = pool
-                self._specs[key] = ({**spec, "out_dir": out}, pool_key, timeout_s)
-                threading.Thread(target=self._run, args=(fut, self._pools[pool_key], {**spec, "out_dir": out},
-                                                         timeout_s, check_hashes), daemon=True).start()
+                    self._pools["prep"] = pool
+                threading.Thread(target=self._run, args=(fut, self._pools["prep"], {**spec, "out_dir": out},
+                                                         timeout_s), daemon=True).start()
         return key, fut
 
-    def retime(self, key: str) -> dict | None:
-        """The reference of `key` timed alone again, now (TimingStats dict), or None if that
-        fails: a second look before a candidate is flagged, under the load of this moment."""
-        with self._lock:
-            got = self._specs.get(key)
-            pool = self._pools.get(got[1]) if got else None
-        if got is None or pool is None:
-            return None
-        spec, _, timeout_s = got
-        server = pool.get()
-        try:
-            return server.run({**spec, "timing_only": True}, timeout_s).get("timing")
-        except ReferenceFailed:
-            return None
-        finally:
-            pool.put(server)
-
     @staticmethod
-    def _run(fut: Future, pool: queue.Queue, spec: dict, timeout_s: float, check_hashes: bool) -> None:
+    def _run(fut: Future, pool: queue.Queue, spec: dict, timeout_s: float) -> None:
         server = pool.get()
         try:
             out = Path(spec["out_dir"])
             if out.exists():
                 shutil.rmtree(out)
             out.mkdir(parents=True)
+            os.chmod(out, 0o755)
             m = server.run(spec, timeout_s)
-            hashes = {}
-            if check_hashes:
-                from workbench.execution.tensorfile import sha256_file
-
-                hashes = {meta["file"]: sha256_file(out / meta["file"]) for metas in m["points"].values()
-                          for meta in metas if meta.get("file")}
-            fut.set_result(ReferenceData(str(out), m["points"], m.get("timing"), hashes, check_hashes,
+            fut.set_result(ReferenceData(str(out), m["shapes"], m["weights"],
                                          {k: int(v) for k, v in m.get("reduced_k", {}).items()},
                                          bool(m.get("matmul_like"))))
         except BaseException as e:  # noqa: BLE001 - handed to every waiting chunk
@@ -248,8 +226,10 @@ STORE = ReferenceStore()
 
 
 def reference_finding(worker_ms: list[float], clean: dict | None, device: str) -> str | None:
-    """A sentence when the reference timed beside the candidate is slower than the same
-    reference timed alone in the clean process by more than the noise allows, else None."""
+    """A sentence when the reference timed beside the candidate (`worker_ms`, its samples) is
+    slower than the same reference timed alone (`clean`, TimingStats.to_dict()) by more than
+    the noise allows, else None. Both are gate times of the clean reference worker
+    (timer.py); "alone" is with no candidate session open."""
     from workbench.execution.timing import summarise
 
     if not clean or not worker_ms:
@@ -267,8 +247,8 @@ def reference_finding(worker_ms: list[float], clean: dict | None, device: str) -
         bad = min(worker_ms) > CPU_FACTOR * c_med + CPU_ABS_MS
     if not bad:
         return None
-    return (f"the reference took {w.median_ms:.4f} ms beside the candidate but {c_med:.4f} ms alone in a "
-            f"clean process ({ratio:.2f}x): the candidate slowed the reference down")
+    return (f"the reference took {w.median_ms:.4f} ms beside the candidate but {c_med:.4f} ms timed alone in "
+            f"the clean process ({ratio:.2f}x): the candidate slowed the reference down")
 
 
 # --------------------------------------------------------------------------- the clean process
@@ -278,9 +258,9 @@ def _serve(channel: int) -> int:
 
     import torch
 
-    from workbench.execution import protocol
+    from workbench.execution import contain, protocol
 
-    torch.backends.cudnn.allow_tf32 = False
+    contain.protect_process()
     jobs = protocol.FrameReader(0)
     while True:
         msg = jobs.read()
@@ -290,137 +270,48 @@ def _serve(channel: int) -> int:
             manifest = _compute(msg["spec"])
             protocol.send(channel, {"ok": True, "manifest": manifest})
         except BaseException as e:  # noqa: BLE001 - reported, then this process goes on or leaves
-            sticky = "CUDA" in str(e) or isinstance(e, MemoryError)
+            sticky = isinstance(e, MemoryError)
             protocol.send(channel, {"ok": False, "exit": sticky,
                                                 "error": f"{type(e).__name__}: {str(e)[:1500]}\n"
                                                          + traceback.format_exc()[-1500:]})
             if sticky:
                 return 1
-        if torch.cuda.is_available():
-            torch.cuda.empty_cache()
 
 
 def _compute(spec: dict) -> dict:
     import torch
 
     from workbench.execution.correctness import is_matmul_like
-    from workbench.execution.gpu_lock import GpuLock
-    from workbench.execution.tensorfile import nbytes, ships, write_outputs
-    from workbench.execution.worker import _inputs, _second_shape, _sync
-    from workbench.problems import load_source
+    from workbench.execution.models import build_reference, longest_size, problem_shapes
+    from workbench.execution.tensorfile import write_state
 
     problem, device, out = spec["problem"], spec["device"], spec["out_dir"]
-    seeds = list(spec["seeds"])
-    cuda = device.startswith("cuda")
-    gpu = GpuLock(spec.get("lock_path") if cuda else None)
-    points: dict[str, list[dict]] = {}
-
-    def build(mod):
-        torch.manual_seed(seeds[0])
-        return mod.Model(*mod.get_init_inputs())
-
-    def run(model, inputs):
+    seed = int(list(spec["seeds"])[0])
+    precision = str(spec.get("precision", "native"))
+    shapes = problem_shapes(problem, device, spec.get("second_shape", True), precision)
+    found: dict[str, Any] = {"shapes": {}, "weights": {}, "reduced_k": {}}
+    for name, lp in shapes.items():
         with torch.no_grad():
-            o = model(*inputs)
-        _sync(device)
-        return o
-
-    def put(point: str, o, first: bool = False) -> None:
-        if ships(point, nbytes(o), first):
-            points[point] = write_outputs(out, point, o)
-
-    precision = spec.get("precision", "native")
-    full = load_source(problem["source"], name=problem["id"], cpu=(device == "cpu"), precision=precision)
-    if spec.get("timing_only"):
-        ref = build(full.module)
-        with gpu.shared():
-            ref = ref.to(device).eval()
-            sets = []
-            for k in range(int(spec.get("input_sets", 3))):
-                torch.manual_seed(9000 + k)
-                sets.append(_inputs(full.module, device))
-        return {"points": {}, "timing": _time_alone(ref, sets, device, spec, gpu)}
-    k_full = int(max(full.sizes.values(), default=1)) if full.sizes else 1
-    reduced_k: dict[str, int] = {}
-    ref = build(full.module)
-    timing_sets = []
-    with gpu.shared():
-        ref = ref.to(device).eval()
-        for i, s in enumerate(seeds):
-            torch.manual_seed(1000 + s)
-            put(f"full size:seed{s}", run(ref, _inputs(full.module, device)), first=(i == 0))
-        torch.manual_seed(5000 + seeds[0])
-        put(f"full size:fresh{seeds[0]}", run(ref, _inputs(full.module, device)))
-        if spec.get("second_shape", True):
-            other = _second_shape(problem, device, precision)
-            if other is not None:
-                ref2 = build(other.module).to(device).eval()
-                torch.manual_seed(1000 + seeds[0])
-                put(f"second shape:seed{seeds[0]}", run(ref2, _inputs(other.module, device)))
-                reduced_k[f"second shape:seed{seeds[0]}"] = int(max(other.sizes.values(), default=1))
-                del ref2
-        if spec.get("time", True):
-            for k in range(int(spec.get("input_sets", 3))):
-                torch.manual_seed(9000 + k)
-                timing_sets.append(_inputs(full.module, device))
-                put(f"set{k}", run(ref, timing_sets[-1]))
-    timing = None
-    if timing_sets:
-        timing = _time_alone(ref, timing_sets, device, spec, gpu)
-    for p in points:
-        reduced_k.setdefault(p, k_full)
-    mm = is_matmul_like(str(getattr(full.module, "CATEGORY", "")), tuple(getattr(full.module, "TAGS", ()) or ()))
-    return {"points": points, "timing": timing, "reduced_k": reduced_k, "matmul_like": mm}
+            ref = build_reference(lp.module, seed)
+        d = os.path.join(out, name)
+        write_state(d, ref.state_dict())
+        found["weights"][name] = d
+        found["shapes"][name] = ({"cpu": device == "cpu", "sizes": None} if name == "full"
+                                 else {"cpu": True, "sizes": dict(lp.sizes)})
+        # Every process that loads this shape (the timer, the clean reference worker, the
+        # candidate's worker) loads it at the precision these weights were made at.
+        found["shapes"][name]["precision"] = precision
+        found["reduced_k"][name] = longest_size(lp)
+    full = shapes["full"].module
+    found["matmul_like"] = is_matmul_like(str(getattr(full, "CATEGORY", "")), tuple(getattr(full, "TAGS", ()) or ()))
+    return found
 
 
-def _time_alone(ref, input_sets, device: str, spec: dict, gpu) -> dict:
-    import torch
-
-    from workbench.execution import timing
-
-    def fn(inputs):
-        with torch.no_grad():
-            return ref(*inputs)
-
-    if not device.startswith("cuda"):
-        opts = {"warmup": 1, "min_runs": 3, "max_runs": 20, "max_total_ms": 2000.0, **spec.get("cpu_timing", {})}
-        with gpu.exclusive(), timing.no_gc():
-            (samples,) = timing.interleaved_samples([fn], input_sets, timing.wall_timer, **opts)
-        return timing.summarise(samples).to_dict()
-    flush = timing.L2Flusher(torch.device(device))
-    cpus = spec.get("timing_cpus") if hasattr(os, "sched_setaffinity") else None
-    with gpu.exclusive():
-        saved = os.sched_getaffinity(0) if cpus else None
-        if cpus:
-            os.sched_setaffinity(0, cpus)
-        try:
-            torch.cuda.synchronize()
-            with timing.no_gc():
-                opts = {**timing.CUDA_DEFAULTS, **spec.get("timing", {})}
-                opts["max_total_ms"] = min(opts["max_total_ms"], CLEAN_TIMING_MAX_MS)
-                (samples,) = timing.interleaved_samples([fn], input_sets, timing.CudaEventTimer(flush), **opts)
-        finally:
-            if saved:
-                os.sched_setaffinity(0, saved)
-    return timing.summarise(samples).to_dict()
-
-
-def job_point_reference(point: str) -> str:
-    """The reference point a worker's point is compared with ("timed:<i>:set<k>" -> "set<k>")."""
-    return point.rsplit(":", 1)[1] if point.startswith("timed:") else point
-
-
-def spec_for(problem: dict, device: str, options: dict[str, Any], lock_path: str | None) -> dict:
-    """The reference run a chunk's jobs need (the settings that change its outputs or times)."""
-    return {"problem": problem, "device": device, "seeds": list(options.get("seeds", [0, 1, 2])),
-            "second_shape": options.get("second_shape", True), "time": options.get("time", True),
-            "input_sets": int(options.get("input_sets", 3)), "timing": options.get("timing", {}),
-            "cpu_timing": options.get("cpu_timing", {}), "lock_path": lock_path,
-            "precision": options.get("precision", "native"),
-            "gpu": os.environ.get("CUDA_VISIBLE_DEVICES", ""),
-            # The core the workers time on (LocalGPUExecutor keeps one per GPU): the clean
-            # reference is timed there too, so its launch overhead is the workers'.
-            "timing_cpus": options.get("timing_cpus")}
+def spec_for(problem: dict, device: str, options: dict[str, Any]) -> dict:
+    """The preparation a chunk's jobs need (the settings that change the reference's weights
+    and shapes: the contract's precision among them)."""
+    return {"problem": problem, "device": device, "seeds": list(options.get("seeds", [0, 1, 2]))[:1],
+            "second_shape": options.get("second_shape", True), "precision": options.get("precision", "native")}
 
 
 if __name__ == "__main__":

@@ -1,10 +1,10 @@
 """One candidate in a fresh, contained worker process.
 
 `run_in_sandbox` measures one candidate through `chunked.run_chunk` (a chunk of one): a
-supervisor, a contained worker (contain.py) and a clean reference process (reference.py).
+supervisor, a contained worker (contain.py) and the judge's clean processes (timer.py).
 What that protects against and what it does not is listed in contain.py; run code from a
-model you do not trust inside a container or VM as well. The verdict on the worker's raw
-data is verdict.py's.
+model you do not trust inside a container or VM as well. The verdict on the judge's report
+is verdict.py's.
 """
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""The executor's side of a job: phase budgets, the verdict from a worker's raw data, and
-the Measurement it becomes (see chunked.py for the protocol that delivers the raw data).
+"""The executor's side of a job: phase budgets, the verdict from the judge's report, and the
+Measurement it becomes (see chunked.py for the protocol, timer.py and session.py for the
+judge that checks and times the candidate).
 """
 from __future__ import annotations
 
@@ -8,11 +9,15 @@ import json
 import math
 import signal
 import time
-from pathlib import Path
 
 from workbench.records import Candidate, Hardware, Measurement, Problem, Status
 
 LOG_TAIL_CHARS = 8000
+#: The budget phase while the judge's session runs (see PhaseBudget).
+JUDGING = "\x00judging"
+#: With the candidate stopped, the timer's fixed work taking this many times longer than when
+#: the timer started means another process keeps the GPU busy: the candidate's leftover work.
+BUSY_RATIO = 1.5
 
 
 class PhaseBudget:
@@ -22,7 +27,9 @@ class PhaseBudget:
     the compile+correctness budget `compile_s`; "timing" against `run_s` (None: the compile
     budget); waiting for the GPU ("wait-gpu") against none, but only while another process
     holds the GPU's lock at `lock_path`: a claimed wait while nobody holds it (or with no lock
-    at all) counts as compile time, so a stall cannot hide behind a forged phase.
+    at all) counts as compile time, so a stall cannot hide behind a forged phase. JUDGING
+    (set by the executor, never by a worker, while the judge's session runs: the timer keeps
+    its own deadline) counts against none.
     `poll()` is called often; time between two polls goes to the phase seen at the first.
     """
 
@@ -55,7 +62,9 @@ class PhaseBudget:
         """Account the time since the last poll; a sentence when a budget has run out, else None."""
         now = time.monotonic() if now is None else now
         dt, self._t = now - self._t, now
-        if self.phase == "timing" and self.run_s is not None:
+        if self.phase == JUDGING:
+            pass
+        elif self.phase == "timing" and self.run_s is not None:
             self.spent["run"] += dt
         elif not (self.phase in self._WAIT and self._lock_held()):
             self.spent["compile"] += dt
@@ -71,18 +80,36 @@ class PhaseBudget:
 _STATUSES = {s.value for s in Status}
 
 
-def judge(result: dict, out_dir: Path, ref, device: str, floor_ms: float | None, retime=None,
-          contract=None) -> dict:
-    """The verdict on one job from its worker's raw result and the clean reference (`ref`, a
-    reference.ReferenceData; None when the worker's status is not ok).
+def _net(stats, null_ms: float):
+    """`stats` (TimingStats) less the gate's own cost `null_ms`; the spread is the same in ms."""
+    from workbench.execution.timing import TimingStats
 
-    A worker can only make its own candidate look worse by what it reports: a non-ok status
-    stands; an ok one becomes ok here only when every shipped output matches the reference's
-    at the same point (the first seed's at least, and a timed run's when timed), the times
-    computed from its samples are finite, the reference timed beside it agrees with the clean
-    reference, and the candidate's time is over the roofline floor. Outputs are compared at the
-    run's `contract` (`workbench.problems.contract.Contract`; None: the project's rules)."""
-    from workbench.execution import guards, reference, tensorfile
+    mean = stats.mean_ms - null_ms
+    cv = stats.cv_pct * stats.mean_ms / mean if mean > 0 else 0.0
+    return TimingStats(stats.median_ms - null_ms, stats.ci_low_ms - null_ms, stats.ci_high_ms - null_ms, mean, cv,
+                       stats.runs)
+
+
+def _samples_ok(samples) -> bool:
+    return (isinstance(samples, dict) and all(
+        isinstance(samples.get(k), list) and samples[k] and all(isinstance(x, (int, float)) and math.isfinite(x)
+                                                               for x in samples[k])
+        for k in ("reference", "candidate", "null")))
+
+
+def judge(result: dict, report: dict | None, device: str, floor_ms: float | None) -> dict:
+    """The verdict on one job from its worker's result and the judge's session report
+    (timer.py; None when the worker never reached the judge).
+
+    The worker can only make its own candidate look worse: a non-ok status stands. The
+    judge's report is trusted (it comes from a clean process): a non-ok status there stands
+    too. An ok verdict needs both ok, and then: gate times that are finite; the reference
+    beside the candidate no slower than the reference timed alone (a second look with the
+    candidate stopped before a flag: is the GPU busy with its work, is the reference slow
+    alone too); the candidate's time over the roofline floor. Times are the gate's samples
+    less the median of the null calls (the gate's own cost); when either net median is not
+    positive, the gate-to-gate times are reported as they are."""
+    from workbench.execution import guards, reference
     from workbench.execution.timing import summarise
 
     status = result.get("status")
@@ -92,64 +119,61 @@ def judge(result: dict, out_dir: Path, ref, device: str, floor_ms: float | None,
     base = {"compile_s": result.get("compile_s")} if isinstance(result.get("compile_s"), (int, float)) else {}
     if result.get("traceback"):
         base["traceback"] = str(result["traceback"])[-4000:]
+    if report is not None and report.get("status") not in ("ok", None):
+        rs = report.get("status")
+        if rs not in _STATUSES:
+            return {"status": "crashed", "reason": f"the judge reported an unknown status {str(rs)[:80]!r}", **base}
+        return {"status": rs, "reason": str(report.get("reason", ""))[:4000], **base}
     if status != "ok":
         return {"status": status, "reason": reason, **base}
-    points = result.get("points")
-    if not isinstance(points, dict):
-        return {"status": "crashed", "reason": "the worker reported no outputs", **base}
-    if ref.check_hashes:
-        for name, digest in ref.hashes.items():
-            if tensorfile.sha256_file(Path(ref.directory) / name) != digest:
-                return {"status": "cheat_suspected", "reason": f"the clean reference's output file {name} "
-                        "was changed while candidates ran", **base}
-    first = next(iter(ref.points))
-    if first not in points:
-        return {"status": "crashed", "reason": f"the worker did not ship its output at {first!r}", **base}
-    samples = result.get("samples")
-    timed = [p for p in points if p.startswith("timed:")]
-    if samples is not None and not timed:
-        return {"status": "crashed", "reason": "the worker shipped no output of a timed run", **base}
-    for point, metas in points.items():
-        ref_point = reference.job_point_reference(point)
-        if ref_point not in ref.points or not isinstance(metas, list):
-            return {"status": "crashed", "reason": f"the worker shipped an output at an unknown point {point!r}",
-                    **base}
-        k, mm = ref.reduced_k.get(ref_point, 1), ref.matmul_like
-        ok, why = tensorfile.compare_files(out_dir, metas, ref.directory, ref.points[ref_point], k, mm, contract)
-        if not ok:
-            if point.startswith("timed:"):
-                return {"status": "cheat_suspected", "reason": f"checked by the executor: a timed run's output "
-                        f"differs from the reference ({why}): the candidate computes something else while it "
-                        "is timed", **base}
-            return {"status": "incorrect", "reason": f"checked by the executor, {point}: {why}", **base}
+    if report is None:
+        return {"status": "crashed", "reason": "the worker reported a result without a session with the judge", **base}
+    samples = report.get("samples")
     if samples is None:
-        return {"status": "ok", "reason": "", **base}
-    try:
-        repeats = [(summarise(r["reference"]), summarise(r["candidate"])) for r in samples]
-    except (TypeError, KeyError, ValueError):
-        return {"status": "crashed", "reason": "the worker's timing samples are malformed", **base}
-    ref_stats, cand_stats = repeats[0]
-    if not (cand_stats.median_ms > 0 and math.isfinite(cand_stats.median_ms) and math.isfinite(ref_stats.median_ms)):
-        return {"status": "cheat_suspected", "reason": f"candidate time {cand_stats.median_ms!r} ms: the timer did "
-                "not measure the candidate's work", **base}
-    why = reference.reference_finding(samples[0]["reference"], ref.timing, device)
-    if why and retime is not None:
-        again = retime()
+        return {"status": "ok", "reason": "", **base, "checked": report.get("checked")}
+    if not _samples_ok(samples):
+        return {"status": "crashed", "reason": "the judge's timing samples are malformed", **base}
+    ref_g, cand_g, null_g = (summarise(samples[k]) for k in ("reference", "candidate", "null"))
+    alone = report.get("alone") or {}
+    alone_stats = summarise(alone["reference"]).to_dict() if alone.get("reference") else None
+    why = reference.reference_finding(samples["reference"], alone_stats, device)
+    if why:
+        busy = report.get("busy_ratio")
+        if isinstance(busy, (int, float)) and busy > BUSY_RATIO:
+            return {"status": "cheat_suspected", "reason": f"{why}; with the candidate's processes stopped the GPU "
+                    f"was still busy ({busy:.1f}x the judge's own work time): work the candidate left running", **base}
+        again = (report.get("retime") or {}).get("reference")
         if again:
-            slower = max((ref.timing, again), key=lambda t: t["median_ms"])
-            why = reference.reference_finding(samples[0]["reference"], slower, device)
+            again_stats = summarise(again).to_dict()
+            slower = max((alone_stats, again_stats), key=lambda t: t["median_ms"])
+            why = reference.reference_finding(samples["reference"], slower, device)
             if why:
-                why += f" (timed alone twice: {ref.timing['median_ms']:.4f} and {again['median_ms']:.4f} ms)"
+                why += f" (timed alone twice: {alone_stats['median_ms']:.4f} and {again_stats['median_ms']:.4f} ms)"
     if why:
         return {"status": "cheat_suspected", "reason": why, **base}
-    why = guards.roofline_finding(cand_stats.median_ms, floor_ms)
+    null_ms = null_g.median_ms
+    ref_s, cand_s = _net(ref_g, null_ms), _net(cand_g, null_ms)
+    note = ""
+    if not (ref_s.median_ms > 0 and cand_s.median_ms > 0):
+        ref_s, cand_s = ref_g, cand_g
+        note = "; gate-to-gate times (a call about as short as the gate's own cost)"
+    why = guards.roofline_finding(cand_s.median_ms, floor_ms)
     if why:
         return {"status": "cheat_suspected", "reason": why, **base}
-    out = {"status": "ok", "reason": "", **base, "reference": ref_stats.to_dict(), "candidate": cand_stats.to_dict(),
-           "speedup": ref_stats.median_ms / cand_stats.median_ms,
-           "reference_clean_ms": (ref.timing or {}).get("median_ms")}
-    if len(repeats) > 1:
-        out["repeats"] = [{"reference": r.to_dict(), "candidate": c.to_dict()} for r, c in repeats]
+    out = {"status": "ok", "reason": note.lstrip("; "), **base, "reference": ref_s.to_dict(),
+           "candidate": cand_s.to_dict(), "speedup": ref_s.median_ms / cand_s.median_ms,
+           "gate_ms": {"reference": ref_g.median_ms, "candidate": cand_g.median_ms, "null": null_ms},
+           "reference_alone_ms": alone_stats["median_ms"] if alone_stats else None,
+           "checked": report.get("checked"), "self_ms": report.get("self_ms")}
+    if report.get("repeats"):
+        reps = []
+        for r in report["repeats"]:
+            if not _samples_ok(r):
+                continue
+            n = summarise(r["null"]).median_ms
+            reps.append({"reference": _net(summarise(r["reference"]), n).to_dict(),
+                         "candidate": _net(summarise(r["candidate"]), n).to_dict()})
+        out["repeats"] = reps
     return out
 
 
@@ -168,11 +192,14 @@ def result_to_measurement(result: dict, problem: Problem, candidate: Candidate, 
     for compile_s when the worker did not report it."""
     base = dict(candidate_id=candidate.id, problem_id=problem.id, hardware_key=hardware.key,
                 hardware_fingerprint=hardware.fingerprint, hardware_json=json.dumps(hardware.to_dict()))
+    from workbench.execution.scrub import scrub
+
     status = Status(result["status"])
     if result.get("traceback"):
         log = (log + "\n" + result["traceback"])[-LOG_TAIL_CHARS:]
+    log = scrub(log)
     if status is not Status.OK or "candidate" not in result:
-        return Measurement(status=status, reason=result.get("reason", ""), log=log,
+        return Measurement(status=status, reason=scrub(result.get("reason", "")), log=log,
                            compile_s=result.get("compile_s", elapsed), **base)
     r, c = result["reference"], result["candidate"]
     return Measurement(
@@ -180,5 +207,6 @@ def result_to_measurement(result: dict, problem: Problem, candidate: Candidate, 
         reference_ci_high_ms=r["ci_high_ms"], reference_runs=r["runs"], candidate_ms=c["median_ms"],
         candidate_ci_low_ms=c["ci_low_ms"], candidate_ci_high_ms=c["ci_high_ms"], candidate_runs=c["runs"],
         speedup=result["speedup"], compile_s=result.get("compile_s"),
-        reason=f"timing cv: reference {r['cv_pct']:.2f}%, candidate {c['cv_pct']:.2f}%",
+        reason=(f"timing cv: reference {r['cv_pct']:.2f}%, candidate {c['cv_pct']:.2f}%"
+                + (f"; {result['reason']}" if result.get("reason") else "")),
         log=log, **base)

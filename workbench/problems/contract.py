@@ -31,12 +31,14 @@ is finite always failing):
 - a number ("1e-3"): atol = rtol = that number.
 
 `trials` (None: the executor's default, 3 seeds on a GPU and 2 on the CPU) sets the correctness
-seeds 0..trials-1; each trial draws fresh inputs from its seed, and the executor's other checks
-(a changed element, fresh inputs, a second shape) come on top.
+seeds 0..trials-1: the judge (`execution/session.py`) runs that many trials, each on fresh
+inputs it draws from its own random source (the first seed builds the models' weights), and its
+other checks (a changed element, a second shape, checked timed calls) come on top.
 
-A contract travels as two strings in the executor's options (`options()`), so the worker, the
-clean reference process and the verdict read the same one, and it is recorded with every
-measurement (`records.Measurement.precision`, `.tolerance`, `.trials`).
+A contract travels as two strings in the executor's options (`options()`), so the judge's clean
+processes (the reference's preparation and worker, the timer that compares outputs) and the
+candidate's worker read the same one, and it is recorded with every measurement
+(`records.Measurement.precision`, `.tolerance`, `.trials`).
 """
 from __future__ import annotations
 

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
 
 from workbench.errors import ConfigError
+from workbench.execution.scrub import scrub
 from workbench.records import Candidate, Measurement, Problem, candidate_id
 from workbench.search.mutations import OPS, neighbourhood, validate_source
 
@@ -221,7 +222,8 @@ def render_prompt(template: str, **values: Any) -> str:
 
 
 def describe_result(m: Measurement | None, speedup: float | None = None, max_log_chars: int = 3000) -> str:
-    """The parent's measured result and logs, as shown to the model."""
+    """The parent's measured result and logs, as shown to the model (scrubbed of anything that
+    looks like a credential: a candidate wrote the reason and the log)."""
     if m is None:
         if speedup is not None:
             return f"Not measured; a confident forecast put its speedup near {speedup:.2f}x."
@@ -234,7 +236,7 @@ def describe_result(m: Measurement | None, speedup: float | None = None, max_log
         lines.append(f"Reason: {m.reason}")
     if m.log:
         lines.append("Compile/correctness log (tail):\n" + m.log[-max_log_chars:])
-    return "\n".join(lines)
+    return scrub("\n".join(lines))
 
 
 class LLMGenerator(Generator):
@@ -270,7 +272,7 @@ class LLMGenerator(Generator):
                              reference=p.source.strip(), parent_source=ctx.parent.source.strip(),
                              hardware=ctx.hardware_key or "GPU",
                              parent_result=describe_result(ctx.parent_measurement, ctx.parent_speedup))
-        return [{"role": "system", "content": self.system}, {"role": "user", "content": user}]
+        return [{"role": "system", "content": self.system}, {"role": "user", "content": scrub(user)}]
 
     def children(self, ctx: GenerationContext) -> list[Candidate | FailedGeneration]:
         out: list[Candidate | FailedGeneration] = []
@@ -363,7 +365,7 @@ class LLMGuidedGenerator(Generator):
                              parent_source=ctx.parent.source.strip(),
                              parent_result=describe_result(ctx.parent_measurement, ctx.parent_speedup, 1500))
         return [{"role": "system", "content": "You choose edits that make GPU kernels faster."},
-                {"role": "user", "content": user}]
+                {"role": "user", "content": scrub(user)}]
 
     def children(self, ctx: GenerationContext) -> list[Candidate | FailedGeneration]:
         from workbench.search.mutations import applicable_ops

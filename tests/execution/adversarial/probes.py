@@ -1,9 +1,17 @@
 """The adversarial probes as plain Python (no pytest): the tests and
-benchmarks/integrity_bench.py build, run and judge them the same way.
+benchmarks/integrity_bench.py build, run and judge them the same way (driver.py runs them).
 
-`build(tmp)` fills the fixtures' placeholders ({{TARGET}}, {{PORT}}, {{DB}}) with a path, a
+`Probes(tmp)` fills the fixtures' placeholders ({{TARGET}}, {{PORT}}, {{DB}}) with a path, a
 listening port and an SQLite file under `tmp`; `contained(side)` says which side effects did
-not happen.
+not happen. Every b-fixture has an honest twin: the same file with `ATTACK = True` turned
+into `ATTACK = False` (the same run-time names, the same code path, no attack), so a probe is
+judged against a candidate the static reader cannot tell from it.
+
+A probe is caught when its status is not ok and is one its EXPECT: line names; it is contained
+when EXPECT names "contained", its status is ok, its twin is ok, and its speedup is at most
+`tol` times its twin's (the attack changed nothing the verdict uses). No probe may leak a
+secret of the process that runs the executor (SECRET, key-shaped, which the scrubber also
+removes; MARKER, which only containment keeps out) into a stored reason or log.
 """
 from __future__ import annotations
 
@@ -18,14 +26,21 @@ from workbench.problems import get_problem
 from workbench.records import Candidate
 
 HERE = Path(__file__).parent
-FIXTURES = sorted((HERE / "fixtures").glob("a*.py"))
-SECRET = "sk-adversarial-0123456789"
+FIXTURES = sorted((HERE / "fixtures").glob("a*.py")) + sorted((HERE / "fixtures").glob("b*.py"))
+SECRET_ENV, SECRET = "WB_ADVERSARIAL_SECRET", "sk-adversarial-0123456789"
+MARKER_ENV, MARKER = "WB_PROBE_MARKER", "probe-marker-7f3a9c51e2"
+ATTACK_ON, ATTACK_OFF = "ATTACK = True", "ATTACK = False"
 
 
 def expect(name: str) -> set[str]:
-    """The statuses a probe may end with (its EXPECT: line)."""
+    """The outcomes a probe may end with (its EXPECT: line): statuses and "contained"."""
     src = (HERE / "fixtures" / f"{name}.py").read_text()
     return {s.strip() for s in re.search(r"^EXPECT:\s*(.+)$", src, re.M).group(1).split(",")}
+
+
+def twin_source(source: str) -> str | None:
+    """The honest twin of a probe's source, or None for a probe without one."""
+    return source.replace(ATTACK_ON, ATTACK_OFF) if source.count(ATTACK_ON) == 1 else None
 
 
 def markers() -> set[str]:
@@ -78,7 +93,8 @@ class Listener:
 
 
 class Probes:
-    """The probe candidates with their placeholders filled, and the side effects to check."""
+    """The probe candidates with their placeholders filled, their twins, and the side effects
+    to check."""
 
     def __init__(self, tmp: Path):
         self.target = tmp / "outside" / "written.txt"
@@ -91,10 +107,14 @@ class Probes:
         self.listener = Listener()
         self.problem = get_problem("L1/01_softmax")
         self.candidates: dict[str, Candidate] = {}
+        self.twins: dict[str, Candidate] = {}
         for path in FIXTURES:
             src = (path.read_text().replace("{{TARGET}}", str(self.target))
                    .replace("{{PORT}}", str(self.listener.port)).replace("{{DB}}", str(self.db)))
             self.candidates[path.stem] = Candidate.from_source(self.problem.id, src, origin="test:adversarial")
+            twin = twin_source(src)
+            if twin is not None:
+                self.twins[path.stem] = Candidate.from_source(self.problem.id, twin, origin="test:adversarial-twin")
         big = ("import torch.nn as nn\n\n\nclass ModelNew(nn.Module):\n    def forward(self, x):\n"
                "        return x\n" + "# padding\n" * 120_000)
         self.candidates["oversized_source"] = Candidate.from_source(self.problem.id, big, origin="test:adversarial")
@@ -111,3 +131,21 @@ class Probes:
 def contained(side: dict) -> bool:
     return (not side["file_written"] and side["db_rows"] == 5 and not side["connections"]
             and not side["processes_left"])
+
+
+def leaked(row: dict) -> list[str]:
+    """The secrets found in a stored reason or log."""
+    text = str(row.get("reason", "")) + str(row.get("log", ""))
+    return [s for s in (SECRET, MARKER) if s in text]
+
+
+def outcome(name: str, row: dict, twin: dict | None, tol: float) -> str:
+    """"caught", "contained" or "failed" for one probe's row (status, speedup), given its
+    twin's row (None: no twin) and the speedup tolerance `tol`."""
+    allowed = expect(name) if name != "oversized_source" else {"compile_error"}
+    if row["status"] != "ok":
+        return "caught" if row["status"] in allowed else "failed"
+    if "contained" not in allowed or twin is None or twin["status"] != "ok":
+        return "failed"
+    s, t = row.get("speedup"), twin.get("speedup")
+    return "contained" if s is not None and t is not None and s <= tol * t else "failed"

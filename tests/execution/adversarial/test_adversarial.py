@@ -1,119 +1,153 @@
 """Adversarial candidates (fixtures/): each one is caught (its status names it) or contained
-(what it tried did not happen), through the real CPU executor: supervisor, contained worker,
-clean reference process and the executor's own verdict.
+(what it tried did not happen, or changed nothing: its speedup is its honest twin's), through
+the real CPU executor (supervisor, contained worker, the judge's timer and clean reference
+worker), run by driver.py in a process whose own environment holds the secrets the probes
+try to steal.
 
 The fixtures hide from the static reader on purpose (names built from pieces, modules taken
-from sys.modules), so what is tested here is the executor's structure, not the AST checks.
+from sys.modules, the in-process guard switched off), so what is tested here is the
+executor's structure, not the AST checks.
 """
 from __future__ import annotations
 
+import json
 import os
+import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from probes import FIXTURES, SECRET, Probes, expect  # noqa: E402
+from probes import FIXTURES, MARKER, SECRET, expect, leaked, outcome, twin_source  # noqa: E402
 
 from workbench.execution import contain  # noqa: E402
-from workbench.execution.executors import CPUExecutor  # noqa: E402
-from workbench.records import Candidate, Status  # noqa: E402
 
 HERE = Path(__file__).parent
-OPTIONS = {"seeds": [0, 1], "cpu_timing": {"max_total_ms": 100, "max_runs": 5}}
 LANDLOCK = contain.landlock_abi()
+#: On the CPU (interpreter, wall clock, shared cores) a contained probe's speedup may differ
+#: from its twin's by noise alone (more than 10x on a loaded machine); the probes that forge
+#: times do so by a factor of 10,000.
+CPU_TOL = 25.0
+NEW = [p for p in FIXTURES if p.stem.startswith("b")]
 
 
 @pytest.fixture(scope="module")
 def run(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("adversarial")
-    probes = Probes(tmp)
-    problem = probes.problem
-    honest = Candidate.from_source(problem.id, (HERE.parent / "fixtures/honest/softmax_manual_torch.py").read_text())
-    os.environ["WB_ADVERSARIAL_SECRET"] = SECRET
-    try:
-        with CPUExecutor(workers=2, timeout_s=25, run_timeout_s=30, options=OPTIONS,
-                         cache_root=tmp / "cache") as ex:
-            futures = {name: ex.submit(problem, [c])[0] for name, c in probes.candidates.items()}
-            results = {name: f.result(timeout=900) for name, f in futures.items()}
-            after = ex.measure(problem, [honest])[0]
-    finally:
-        os.environ.pop("WB_ADVERSARIAL_SECRET", None)
-        time.sleep(0.5)
-    side = probes.side_effects()
-    return {"results": results, "after": after, "side": side}
+    out = tmp_path_factory.mktemp("adversarial") / "probes.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("WB_PROBE_MARKER", "WB_ADVERSARIAL_SECRET")}
+    root = str(HERE.parents[2])
+    env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    p = subprocess.run([sys.executable, str(HERE / "driver.py"), "--cpu", "--out", str(out)], env=env,
+                       capture_output=True, text=True, timeout=1800)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(out.read_text())
 
 
-def test_there_are_at_least_twenty_attacks():
-    assert len(FIXTURES) >= 20
+def test_there_are_enough_attacks_each_new_one_with_a_twin():
+    assert len(FIXTURES) >= 50
+    assert len(NEW) >= 25
+    for path in NEW:
+        assert twin_source(path.read_text()) is not None, path.stem
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
 def test_attack_is_caught_or_contained(path, run):
-    m = run["results"][path.stem]
-    assert m.status is not Status.OK, f"{path.stem} passed as ok: {m.reason}"
-    assert m.status.value in expect(path.stem), (m.status.value, m.reason)
-    assert m.reason
-    assert m.speedup is None
+    row = run["results"][path.stem]
+    got = outcome(path.stem, row, run["twins"].get(path.stem), CPU_TOL)
+    assert got in ("caught", "contained"), (path.stem, row["status"], row["reason"][:500], run["twins"].get(path.stem))
+    if got == "caught":
+        assert row["reason"] and row["speedup"] is None
+
+
+def test_every_twin_is_measured_ok(run):
+    bad = {n: (r["status"], r["reason"][:300]) for n, r in run["twins"].items() if r["status"] != "ok"}
+    assert not bad, bad
+    assert set(run["twins"]) == {p.stem for p in NEW}
+
+
+def test_no_secret_reaches_a_reason_or_a_log(run):
+    rows = {**run["results"], **run["twins"]}
+    assert not {n: leaked(r) for n, r in rows.items() if leaked(r)}
+    # The environment probes really did read something (their own process at least) and
+    # were refused at the processes that hold the secrets.
+    assert "refused" in run["results"]["b14_parent_environ"]["reason"]
+    assert MARKER not in json.dumps(run) and SECRET not in json.dumps(run)
 
 
 def test_forged_results_count_as_crashes(run):
     res = run["results"]
-    for name in ("a02_forge_channel_then_exit", "a03_forge_channel_and_continue", "a22_channel_garbage"):
-        assert res[name].status is Status.CRASHED, (name, res[name].reason)
-    assert "not trusted" in res["a03_forge_channel_and_continue"].reason
-    assert "malformed" in res["a22_channel_garbage"].reason
+    for name in ("a02_forge_channel_then_exit", "a03_forge_channel_and_continue", "a22_channel_garbage",
+                 "b03_forge_result_frames"):
+        assert res[name]["status"] == "crashed", (name, res[name]["reason"])
+    assert "malformed" in res["a22_channel_garbage"]["reason"]
+
+
+def test_the_judges_clock_and_verdict_are_out_of_reach(run):
+    # Rescaled samplers, timers and verdict functions in the worker change nothing.
+    res, twins = run["results"], run["twins"]
+    for name in ("b01_rescale_worker_timers", "b02_patch_sampler_and_verdict", "b25_patch_torch_softmax_unguarded"):
+        assert res[name]["status"] == "ok" and twins[name]["status"] == "ok", (name, res[name]["reason"])
+        assert res[name]["speedup"] <= CPU_TOL * twins[name]["speedup"]
+
+
+def test_outputs_of_timed_and_early_answered_calls_are_checked(run):
+    res = run["results"]
+    assert "timed run" in res["a07_garbage_after_call_count"]["reason"]
+    assert "timed run" in res["b09_early_return_after_checks"]["reason"]
+    for name in ("b04_done_before_work", "b26_answer_without_work", "b27_stale_output_handed_over"):
+        assert res[name]["status"] in ("incorrect", "cheat_suspected"), (name, res[name]["reason"])
+
+
+def test_caches_and_the_reference_through_gc_fail(run):
+    res = run["results"]
+    for name in ("b07_cache_by_statistics", "b08_cache_by_sampled_elements"):
+        assert "previous call's result" in res[name]["reason"], res[name]["reason"]
+    for name in ("b11_reference_instance_via_gc", "b12_reference_outputs_via_gc", "b17_steal_reference_arena"):
+        assert res[name]["status"] in ("incorrect", "cheat_suspected"), (name, res[name]["reason"])
+
+
+def test_inputs_written_by_the_candidate_are_caught(run):
+    for name in ("b22_softmax_in_the_input_buffer", "b23_scribble_on_inputs"):
+        assert "modified its inputs in place" in run["results"][name]["reason"]
 
 
 def test_the_reference_cannot_be_slowed(run):
     res = run["results"]
-    for name in ("a04_slow_reference_module_call", "a05_slow_reference_torch_fn_transient",
-                 "a06_slow_reference_torch_fn_via_sys_modules", "a24_timer_patch_via_sys_modules"):
-        assert res[name].status is Status.CHEAT_SUSPECTED, (name, res[name].reason)
-    assert "nn.Module.__call__ was replaced" in res["a04_slow_reference_module_call"].reason
-
-
-def test_timed_runs_are_checked(run):
-    res = run["results"]
-    for name in ("a07_garbage_after_call_count", "a08_garbage_on_reused_inputs"):
-        assert "timed run" in res[name].reason, (name, res[name].reason)
-
-
-def test_a_patched_checker_does_not_decide(run):
-    res = run["results"]
-    for name in ("a10_patch_checker_via_sys_modules", "a11_patch_guards_class_method"):
-        assert res[name].status in (Status.INCORRECT, Status.CHEAT_SUSPECTED), res[name].reason
+    for name in ("a04_slow_reference_module_call", "a06_slow_reference_torch_fn_via_sys_modules",
+                 "a24_timer_patch_via_sys_modules"):
+        assert res[name]["status"] == "cheat_suspected", (name, res[name]["reason"])
+    assert "nn.Module.__call__ was replaced" in res["a04_slow_reference_module_call"]["reason"]
 
 
 def test_no_process_outlives_its_worker(run):
     assert not run["side"]["processes_left"], run["side"]
     res = run["results"]
     for name in ("a12_hidden_subprocess_setsid", "a13_double_fork_setsid"):
-        assert "process(es) running" in res[name].reason, (name, res[name].reason)
+        assert "process(es) running" in res[name]["reason"], (name, res[name]["reason"])
 
 
 def test_the_environment_holds_no_secret(run):
-    m = run["results"]["a19_env_secret"]
-    assert SECRET not in m.reason + m.log
-    assert "key=None" in m.reason
-
-
-def test_the_executor_survives_and_measures_after_the_attacks(run):
-    assert run["after"].status is Status.OK, run["after"].reason
+    r = run["results"]["a19_env_secret"]
+    assert "key=None" in r["reason"]
 
 
 def test_oversized_source_is_refused_with_a_reason(run):
-    m = run["results"]["oversized_source"]
-    assert m.status is Status.COMPILE_ERROR and "byte limit" in m.reason
+    r = run["results"]["oversized_source"]
+    assert r["status"] == "compile_error" and "byte limit" in r["reason"]
+
+
+def test_new_probe_expectations_name_known_outcomes():
+    known = {"ok", "contained", "cheat_suspected", "incorrect", "runtime_error", "compile_error", "crashed", "timeout"}
+    for path in NEW:
+        assert expect(path.stem) <= known and "ok" not in expect(path.stem), path.stem
 
 
 @pytest.mark.skipif(LANDLOCK < 1, reason="no Landlock on this kernel: writes are not contained here")
 def test_writes_outside_the_work_dir_are_refused(run):
     assert not run["side"]["file_written"]
     assert run["side"]["db_rows"] == 5
-    assert "Permission" in run["results"]["a16_write_outside_pathlib"].reason
+    assert "Permission" in run["results"]["a16_write_outside_pathlib"]["reason"]
 
 
 @pytest.mark.skipif(LANDLOCK < 4 and not (sys.platform.startswith("linux") and os.geteuid() == 0),
@@ -123,7 +157,8 @@ def test_no_connection_leaves_the_worker(run):
 
 
 @pytest.mark.skipif(LANDLOCK < 6, reason="Landlock ABI < 6: signals to the parent are not scoped here")
-def test_signals_to_the_parent_are_refused(run):
+def test_signals_to_the_parent_and_the_judge_are_refused(run):
     for name in ("a14_kill_parent", "a23_ctypes_hidden_kill"):
-        m = run["results"][name]
-        assert m.status is Status.RUNTIME_ERROR, (name, m.reason)
+        assert run["results"][name]["status"] == "runtime_error", (name, run["results"][name]["reason"])
+    for name in ("b18_stop_reference_worker", "b29_kill_the_timer"):
+        assert run["results"][name]["status"] == "ok", (name, run["results"][name]["reason"])
