@@ -219,7 +219,7 @@ class FamilyLauncher:
         with torch.no_grad():
             out = self.model(point)(*args)
         if first:
-            if str(self.device).startswith("cuda"):
+            if torch.device(self.device).type == "cuda":
                 torch.cuda.synchronize()
             self.first_call_s[key] = time.perf_counter() - t0
         return out
