@@ -152,7 +152,9 @@ def choose_variant(cases: dict[str, SpaceCase], records: RecordSet, protocol: Pr
                     states[name] += search_state_pairs(r.pop("events"), case.speed, pid, seed)
                     runs[name].append(r)
                     vals.append(to_within(r["curve"], case.best, budget))
-        log(f"{name} on {', '.join(validation)}: mean to_within2pct {sum(vals) / len(vals):.1f}")
+        ref = [ranked[pid] for pid in validation]
+        log(f"{name} on {', '.join(validation)}: mean to_within2pct {sum(vals) / len(vals):.1f} "
+            f"(ranked_order {sum(ref) / len(ref):.1f})")
         return sum(vals) / len(vals)
 
     if len(set(variants.values())) != len(variants):
