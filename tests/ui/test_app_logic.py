@@ -6,6 +6,7 @@ absent); the empty-database tests need nothing.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import panel as pn
@@ -72,7 +73,7 @@ def test_replay_search_fills_the_table_and_the_inspector(store):
     view.problem.value = "L1/01_softmax"
     view.gpu.value = "replay:h100"
     view.forecaster.value = "roofline"
-    view.budget.value = 6
+    view.budget.value = "6"
     view._start()
     runner.join(timeout=120)
     assert runner.phase == "finished" and not runner.error
@@ -101,6 +102,7 @@ def test_pause_resume_and_stop(store):
     runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=40, k=2, m=1)
     with pytest.raises(RunnerBusyError):
         runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=4)
+    assert _wait(lambda: runner.search_id is not None)
     runner.pause()
     runner.join(timeout=120)
     assert runner.phase == "paused", runner.error
@@ -113,6 +115,20 @@ def test_pause_resume_and_stop(store):
     assert runner.phase in ("stopped", "finished")
     runner.resume()  # a stopped run does not restart
     assert not runner.running
+
+
+def test_pause_while_preparing_stops_at_once(store):
+    """There is no search to pause before it is built: pause ends the preparation (a fit in
+    progress is cancelled) and says so, instead of waiting for it."""
+    release = threading.Event()
+    runner = SearchRunner(store, build=lambda st, spec: release.wait(60))
+    runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=4)
+    t0 = time.monotonic()
+    runner.pause()
+    runner.join(timeout=10)
+    assert runner.phase == "stopped" and time.monotonic() - t0 < 5 and runner.search_id is None
+    assert "no search was started" in runner.message
+    release.set()
 
 
 def test_bad_choices_are_refused_before_starting(store):

@@ -39,20 +39,24 @@ def test_a_large_budget_is_passed_on_unchanged(store):
         raise RuntimeError("stopped by the test after recording the budget")
 
     view = _view(store, build)
-    view.budget.value = 1000
+    view.budget.value = "1000"
     view._start()
     view._runner.join(timeout=30)
     assert seen == [1000] and view._runner.config["budget"] == 1000
 
 
-@pytest.mark.parametrize("budget", [0, -5])
-def test_a_budget_below_one_is_refused_with_a_message(store, budget):
+@pytest.mark.parametrize("typed, said", [("0", "at least 1 GPU measurement"), ("-5", "digits only"),
+                                         ("2.5", "not a whole number"), ("1e9", "not a whole number"),
+                                         ("", "Budget box is empty"), ("forty", "digits only"),
+                                         ("10001", "more than the 10000")])
+def test_a_budget_that_is_not_a_whole_number_in_range_is_refused_with_a_message(store, typed, said):
+    """2.5 once ran as 25 and 1e9 as 19 (the number box dropped what it could not read)."""
     seen = []
     view = _view(store, lambda st, spec: seen.append(spec))
-    view.budget.value = budget
+    view.budget.value = typed
     view._start()
     assert seen == [] and view._runner.phase == "idle"
-    assert "cannot start" in view.status.object and "at least 1" in view.status.object
+    assert "cannot start" in view.status.object and said in view.status.object
 
 
 def test_stage_messages_are_shown_while_preparing(store):
