@@ -273,3 +273,66 @@ def test_the_search_view_reads_the_replay_key_through_target():
 
     assert _replay_key("replay:h200") == "h200" and _replay_key(" REPLAY:H100") == "h100"
     assert [_replay_key(g) for g in ("cuda:0", "cpu", "ray", "replay:", "", None)] == [None] * 6
+
+
+def test_a_click_opens_the_row_of_the_search_the_table_shows(store):
+    """The table shows one search; a click opens its candidate on its GPU, even when the runner
+    has moved on to another search meanwhile, and a click on a row the browser still showed from
+    an older table opens nothing."""
+    runner = SearchRunner(store)
+    view = SearchView(store, runner)
+    view.problem.value, view.gpu.value, view.forecaster.value, view.budget.value = (
+        "L1/01_softmax", "replay:h200", "roofline", "3")
+    view._start()
+    runner.join(timeout=120)
+    view.refresh(force=True)
+    shown, table = runner.search_id, view.table.value
+    runner.config = dict(runner.config, gpu="replay:h100")  # the runner moved on (a new Start)
+    runner.search_id = "another"
+    cid = str(table.iloc[0]["candidate"])
+    view._on_click(type("E", (), {"row": 0, "column": "candidate", "value": cid})())
+    assert (view.selected_candidate, view.selected_search, view.selected_gpu) == (cid, shown, "h200")
+    view.selected_candidate = ""
+    view._on_click(type("E", (), {"row": 0, "column": "candidate", "value": "not-this-row"})())
+    assert view.selected_candidate == ""
+
+
+def test_while_a_search_prepares_the_table_and_chart_are_empty(store):
+    release = threading.Event()
+    runner = SearchRunner(store)
+    view = SearchView(store, runner)
+    view.problem.value, view.gpu.value, view.forecaster.value, view.budget.value = (
+        "L1/01_softmax", "replay:h100", "roofline", "3")
+    view._start()
+    runner.join(timeout=120)
+    view.refresh(force=True)
+    assert len(view.table.value) and len(view._curve.data["x"])
+    runner._build = lambda st, spec: release.wait(60)
+    view._start()
+    view.refresh(force=True)
+    assert runner.phase == "preparing" and len(view.table.value) == 0 and len(view._curve.data["x"]) == 0
+    runner.stop()
+    release.set()
+    runner.join(timeout=10)
+
+
+def test_the_problem_box_reads_the_pick_not_the_fragment_typed_to_find_it(store):
+    """Typing `layer` then picking "L1/12_layer_norm · level 1 · ..." once started "layer"."""
+    view = SearchView(store, SearchRunner(store))
+    label = next(k for k, v in view.problem.options.items() if v == "L1/12_layer_norm")
+    view.problem.value_input = "layer"
+    view.problem.value = "L1/12_layer_norm"  # the pick (Bokeh leaves value_input at "layer")
+    assert view.chosen_problem() == "L1/12_layer_norm"
+    view.problem.value_input = "layer"  # picking the same problem again changes no value
+    assert view.chosen_problem() == "L1/12_layer_norm"
+    view.problem.value_input = label
+    assert view.chosen_problem() == "L1/12_layer_norm"
+    view.problem.value_input = "01_softmax"  # one problem's label holds it: that one
+    assert view.chosen_problem() == "L1/01_softmax"
+    for typed, said in (("", "Problem box is empty"), ("   ", "Problem box is empty"),
+                        ("no_such_problem", "unknown problem 'no_such_problem'"), ("softmax", "matches")):
+        view.problem.value_input = typed
+        with pytest.raises(ConfigError, match=said):
+            view.chosen_problem()
+    view.problem.value = "L1/01_softmax"
+    assert view.chosen_problem() == "L1/01_softmax"

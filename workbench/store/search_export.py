@@ -75,9 +75,9 @@ def _csv_safe(df: pd.DataFrame) -> pd.DataFrame:
     """Text cells that a spreadsheet would run as a formula, with a leading apostrophe."""
     out = df.copy()
     for col in out.columns:
-        if out[col].dtype == object:
-            out[col] = [("'" + v) if isinstance(v, str) and v.startswith(_FORMULA_START) else v
-                        for v in out[col]]
+        if out[col].dtype == object or pd.api.types.is_string_dtype(out[col]):
+            out[col] = pd.Series([("'" + v) if isinstance(v, str) and v.startswith(_FORMULA_START) else v
+                                  for v in out[col]], index=out.index, dtype=object)
     return out
 
 

@@ -43,6 +43,11 @@ class ChildJob:
         self.progress = progress or (lambda _m: None)
         self._proc: subprocess.Popen | None = None
         self._cancelled = False
+        self._timed_out = False
+
+    def _time_out(self) -> None:
+        self._timed_out = True
+        self.cancel()
 
     def cancel(self) -> None:
         """Kill the child and everything it started (idempotent)."""
@@ -54,9 +59,9 @@ class ChildJob:
             except (ProcessLookupError, PermissionError):
                 pass
 
-    def run(self, gate: Gate | None = None) -> Any:
+    def run(self, gate: Gate | None = None, timeout_s: float | None = None) -> Any:
         """Run to the end and return the child's value; Interrupted when cancelled (or `gate`
-        closed); JobError with the child's message when it failed."""
+        closed); JobError with the child's message when it failed or ran past `timeout_s`."""
         root = str(Path(__file__).resolve().parents[2])
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p))
         self._proc = subprocess.Popen([sys.executable, "-m", "workbench.ui.jobs"], stdin=subprocess.PIPE,
@@ -66,6 +71,11 @@ class ChildJob:
             gate.on_close(self.cancel)
         if self._cancelled:
             self.cancel()
+        timer = None
+        if timeout_s is not None:
+            timer = threading.Timer(timeout_s, self._time_out)
+            timer.daemon = True
+            timer.start()
         assert self._proc.stdin is not None and self._proc.stdout is not None
         try:
             self._proc.stdin.write(json.dumps({"target": self.target, "kwargs": self.kwargs}) + "\n")
@@ -83,6 +93,10 @@ class ChildJob:
             elif "done" in msg or "error" in msg:
                 outcome = msg
         self._proc.wait()
+        if timer is not None:
+            timer.cancel()
+        if self._timed_out:
+            raise JobError(f"it ran for more than {timeout_s:.0f} s and was stopped")
         if self._cancelled:
             raise Interrupted("cancelled")
         if outcome is None:

@@ -190,24 +190,36 @@ class SearchView(pn.viewable.Viewer):
 
     def chosen_problem(self) -> str:
         """The problem id to search. When the user last picked from the list, the pick (whatever
-        fragment was typed to find it); when they last typed, the typed text, which must be a
-        label of the list or a problem id. An empty box raises ConfigError, as does typed text
-        that names no problem: the box then keeps an older value, and a search of that older
-        problem is not what the user asked for."""
+        fragment was typed to find it). When they last typed (a pick of the problem already
+        chosen changes nothing the server hears, so it also reads as typing): a label of the list
+        or an id; else the chosen problem when its label holds the typed text (as the list
+        filters); else the one problem whose label holds it. An empty box raises ConfigError, as
+        does typed text that names no problem, or several: the box then keeps an older value,
+        and a search of that older problem is not what the user asked for."""
         typed = (self.problem.value_input or "").strip()
-        if self._edits["value_input"] > self._edits["value"]:
-            if not typed:
+        if self._edits["value_input"] <= self._edits["value"]:
+            if not self.problem.value:
                 raise ConfigError(EMPTY_PROBLEM)
-            options = self.problem.options
-            if typed in options:
-                return options[typed]
-            if typed in options.values():
-                return typed
-            raise ConfigError(f"unknown problem {typed!r}: pick one from the list (type part of a name, "
-                              "a level or a tag, then choose)")
-        if not self.problem.value:
+            return self.problem.value
+        if not typed:
             raise ConfigError(EMPTY_PROBLEM)
-        return self.problem.value
+        options = self.problem.options
+        if typed in options:
+            return options[typed]
+        if typed in options.values():
+            return typed
+        low = typed.lower()
+        current = [label for label, pid in options.items() if pid == self.problem.value]
+        if current and low in current[0].lower():
+            return self.problem.value
+        matches = [pid for label, pid in options.items() if low in label.lower()]
+        if len(matches) == 1:
+            return matches[0]
+        if matches:
+            raise ConfigError(f"{typed!r} matches {len(matches)} problems ({', '.join(matches[:5])}"
+                              f"{', ...' if len(matches) > 5 else ''}): pick one from the list")
+        raise ConfigError(f"unknown problem {typed!r}: pick one from the list (type part of a name, "
+                          "a level or a tag, then choose)")
 
     def _start(self, event=None) -> None:
         try:

@@ -16,6 +16,9 @@ from workbench.search.loop import best_curve
 from workbench.store.search_export import export_name, search_tables, table_bytes
 from workbench.ui.safe import code, esc
 
+#: Seconds between rebuilds of the list while the store keeps changing (a search is running).
+MIN_RELOAD_S = 3.0
+
 COLUMNS = ["search", "created", "state", "problem", "target", "method", "forecaster", "generator", "budget",
            "seed", "best_speedup", "gpu_measurements", "considered", "trusted"]
 
@@ -67,6 +70,7 @@ class SearchesView(pn.viewable.Viewer):
         super().__init__(**params)
         self._store = store
         self._version = -1
+        self._loaded_at = 0.0
         self.table = pn.widgets.Tabulator(pd.DataFrame(columns=COLUMNS), disabled=True, show_index=False,
                                           pagination="remote", page_size=15, sizing_mode="stretch_width",
                                           formatters={"best_speedup": NumberFormatter(format="0.000",
@@ -87,10 +91,12 @@ class SearchesView(pn.viewable.Viewer):
 
     def refresh(self, force: bool = False) -> None:
         """Rebuild the list when the store's version moved."""
+        import time
+
         v = self._store.version()
-        if v == self._version and not force:
+        if not force and (v == self._version or time.monotonic() - self._loaded_at < MIN_RELOAD_S):
             return
-        self._version = v
+        self._version, self._loaded_at = v, time.monotonic()
         self.table.value = searches_frame(self._store)
 
     def _on_click(self, event) -> None:

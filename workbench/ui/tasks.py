@@ -6,6 +6,7 @@
   fitted forecasters instead of fitting in the server.
 - `heldout_forecasts`: `learned-heldout` forecasts of every correct measurement on one GPU, by
   problem-level cross-validation, stored in the database.
+- `load_problem`: an uploaded problem file, loaded (its code runs) away from the server.
 
 Both report progress through `progress(message)`.
 """
@@ -89,3 +90,12 @@ def heldout_job(db: str, hardware_key: str, progress: Callable[[str], None] = _q
 
     with Store(db) as store:
         return heldout_forecasts(store, hardware_key, progress=progress)
+
+
+def load_problem(path: str, progress: Callable[[str], None] = _quiet) -> dict[str, Any]:
+    """The problem file at `path` loaded (and so run) as `workbench problems import` loads it,
+    as `Problem.to_dict()`: the child-process entry for an uploaded file."""
+    from workbench.problems.registry import load_problem_file
+
+    progress(f"loading {path}")
+    return load_problem_file(path).to_dict()
