@@ -35,6 +35,11 @@ local model on a CPU takes minutes); once the search is inside that step, Stop i
 (10) samples. `stop_latency_s_fitting`: the same while a learned forecaster is being fitted in its
 child process (empty fit cache). `--no-stop` skips them.
 
+Held-out forecasts (`heldout_forecasts_s_cold`, `_warm`): the Calibration tab's "Compute held-out
+learned forecasts" on the shipped H100 measurements, as the page runs it (a child process, 5
+problem folds, `workbench.ui.tasks.heldout_job`), with an empty fit cache and then again (the
+folds loaded from the cache). `--no-heldout` skips it.
+
     python benchmarks/app_bench.py [--candidates 10000] [--changes 50] [--browser-forecasts 5000]
 
 writes benchmarks/results/app-cpu.json ({"benchmark", "gpu", "date", "commit", "metrics"}).
@@ -304,6 +309,23 @@ def stop_latency(trials: int, slow_step_s: float) -> dict[str, object]:
     return out
 
 
+def heldout_forecasts_s(gpu: str = "h100") -> dict[str, object]:
+    """Seconds of the Calibration tab's held-out computation, empty fit cache then warm."""
+    from workbench.ui.jobs import ChildJob
+
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp, _fit_cache(tmp):
+        store = _shipped_store(Path(tmp) / "shipped.sqlite")
+        out["heldout_measurements"] = len(store.measurements(hardware_key=gpu))
+        for name in ("heldout_forecasts_s_cold", "heldout_forecasts_s_warm"):
+            t0 = time.perf_counter()
+            n = ChildJob("workbench.ui.tasks:heldout_job", {"db": str(store.path), "hardware_key": gpu}).run()
+            out[name] = round(time.perf_counter() - t0, 1)
+        out["heldout_forecasts"] = n
+        store.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--candidates", type=int, default=10_000)
@@ -318,6 +340,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-stop", action="store_true", help="skip the stop latency")
     ap.add_argument("--stop-trials", type=int, default=10)
     ap.add_argument("--slow-step-s", type=float, default=30.0)
+    ap.add_argument("--no-heldout", action="store_true", help="skip the held-out forecasts timing")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "app-cpu.json"))
     args = ap.parse_args(argv)
 
@@ -365,6 +388,8 @@ def main(argv: list[str] | None = None) -> int:
         extra.update(compare_view_s(args.compare_problem, forecaster=args.compare_forecaster))
     if not args.no_stop:
         extra.update(stop_latency(args.stop_trials, args.slow_step_s))
+    if not args.no_heldout:
+        extra.update(heldout_forecasts_s())
     out = {
         "benchmark": "app", "gpu": "cpu", "date": time.strftime("%Y-%m-%d"), "commit": commit(),
         "metrics": {
@@ -389,7 +414,9 @@ def main(argv: list[str] | None = None) -> int:
                       "(landscape read, forecaster fitted) then warm. stop_latency_s_*: SearchRunner.stop() to "
                       "the phase 'stopped' in the middle of a step whose forecaster takes stop_latency_slow_step_s "
                       "seconds (a deliberately slow test forecaster); stop_latency_s_fitting: the same while "
-                      "the learned forecaster is fitted in its child process."),
+                      "the learned forecaster is fitted in its child process. heldout_forecasts_s_*: the "
+                      "Calibration tab's held-out computation on the shipped H100 measurements (child process, "
+                      "5 folds), empty fit cache then warm."),
         },
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,7 @@ def test_app_bench_writes_latency_json(tmp_path):
     bench = load_bench("app_bench")
     out = tmp_path / "app.json"
     assert bench.main(["--candidates", "300", "--changes", "12", "--no-browser", "--no-search-start",
-                       "--no-compare", "--no-stop", "--out", str(out)]) == 0
+                       "--no-compare", "--no-stop", "--no-heldout", "--out", str(out)]) == 0
     data = json.loads(out.read_text())
     assert data["benchmark"] == "app" and data["gpu"] == "cpu" and data["date"] and data["commit"]
     m = data["metrics"]

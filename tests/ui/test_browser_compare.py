@@ -46,7 +46,7 @@ def test_compare_on_a_landscape_draws_each_method_and_the_global_best(page):
     page.locator(".wb-compare-problem select").first.select_option(
         label=next(label for label in page.locator(".wb-compare-problem option").all_inner_texts()
                    if label.startswith(f"{PROBLEM} · landscape on H200")))
-    page.locator(".wb-compare-gpu select").first.select_option("replay:h200")
+    page.locator(".wb-compare-gpu select").first.select_option(label="REPLAY of H200 (recorded measurements)")
     page.locator(".wb-compare-forecaster select").first.select_option("roofline")
     budget = page.locator(".wb-compare-budget input").first
     budget.fill("16")
