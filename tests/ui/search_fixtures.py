@@ -88,8 +88,9 @@ class _FailingAnswers:
     def children(self, ctx):
         from workbench.search.generators import FailedGeneration
 
-        return [FailedGeneration("the answer has no valid ```python block defining ModelNew",
-                                 raw=HOSTILE_ANSWER, completion_tokens=12, seconds=0.5)] + list(self.inner.children(ctx))
+        failed = FailedGeneration("the answer has no valid ```python block defining ModelNew", raw=HOSTILE_ANSWER,
+                                  completion_tokens=12, seconds=0.5)
+        return [failed] + list(self.inner.children(ctx))
 
 
 def fixture_build(store, spec):

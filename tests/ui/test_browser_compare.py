@@ -35,7 +35,8 @@ def legend(page) -> list[tuple[str, bool]]:
         for (const m of doc.all_models) {
           if (m.type !== "Legend") continue;
           const items = m.items.map((it) => [String(it.label && (it.label.value ?? it.label)), !!it.visible]);
-          if (items.some(([label]) => label.startsWith("global best") || label.startsWith("method "))) out.push(...items);
+          const ours = items.some(([label]) => label.startsWith("global best") || label.startsWith("method "));
+          if (ours) out.push(...items);
         }
       }
       return out; }""")

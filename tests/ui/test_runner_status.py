@@ -102,7 +102,10 @@ def test_stop_acts_at_once_during_a_slow_step_and_says_stopping(store):
     while runner.search_id is None and time.monotonic() < deadline:
         time.sleep(0.05)
     time.sleep(0.5)  # inside step 0's forecast, which takes a minute
-    assert runner.phase == "running"
+    assert runner.phase == "running" and runner.stage.startswith("forecasting")
+    view = SearchView(store, runner)
+    view.refresh(force=True)
+    assert "now: forecasting" in view.stage.object
     t0 = time.monotonic()
     runner.stop()
     assert runner.phase in ("stopping", "stopped")

@@ -49,7 +49,7 @@ the measurements (after the method planned them, so the plan does not see what t
 holds): an `unmeasurable` event is written instead, nothing is stored, no budget is used, and it
 is never archived (so never a parent) nor measured later as a deferred trusted candidate. After
 `max_unmeasurable` consecutive steps whose planned measurements were all unmeasurable the run
-ends (`UNMEASURABLE_END`), instead of asking the generator for more of the same.
+ends, instead of asking the generator for more of the same (unmeasurable.py).
 
 Poison pills: each measurement is stored as soon as the executor returns it, and a
 `measuring` event lists the candidates handed to the executor. A repaired step reuses the
@@ -74,19 +74,14 @@ from workbench.search.steps import Batch as _Batch, Partial as _Partial
 from workbench.search.generators import FailedGeneration, GenerationContext, Generator
 from workbench.search.methods import Method, MethodContext
 from workbench.search.pipeline import PipelineMixin
+from workbench.search.unmeasurable import UnmeasurableMixin
 from workbench.search.selection import PUCTSelector, Selector
 
 _CONFIG_KEYS = ("problem_id", "method", "generator", "forecaster", "budget", "seed", "selector",
                 "hardware_key", "max_seeds", "adapt_forecasts", "in_flight", "pipeline")
 #: Stored value of a config key that searches written before the key existed lack.
 _CONFIG_DEFAULTS = {"adapt_forecasts": False, "in_flight": 1, "pipeline": 0}
-#: Finish reason of a run whose generator keeps proposing only kernels the executor cannot measure.
-UNMEASURABLE_END = ("the executor cannot measure what the generator proposes: {n} steps in a row planned only "
-                    "kernels with no recording on {gpu} (a replay answers only recorded kernels; search on a "
-                    "GPU to measure new ones)")
-
-
-class SearchRun(PipelineMixin):
+class SearchRun(PipelineMixin, UnmeasurableMixin):
     """One kernel search of `problem`, driven by `step()` (ask/tell inside) or `run()`.
 
     budget: GPU measurements allowed (seeds included). max_seeds: seeds measured at step 0.
@@ -475,33 +470,6 @@ class SearchRun(PipelineMixin):
                         if m.ok and cid in self.candidates) if self.adapt_forecasts else ()
         return RunEvidence(measurements=tuple(self.measurements.values()), kernels=kernels,
                            prior_reference_ms=self.prior_reference_ms)
-
-    def _unmeasurable_streak(self) -> int:
-        """The `unmeasurable_steps` count after this step: +1 when it planned measurements and
-        every one was unmeasurable, 0 when it measured anything, unchanged otherwise."""
-        if self._step_submitted:
-            return 0
-        return self.unmeasurable_steps + 1 if self._step_unmeasurable else self.unmeasurable_steps
-
-    def _unmeasurable_end(self) -> str:
-        return UNMEASURABLE_END.format(n=self.unmeasurable_steps, gpu=self.hardware.key.upper())
-
-    def _measurable(self, queue: list[Candidate]) -> list[Candidate]:
-        """`queue` without the candidates the executor cannot measure; each of those gets an
-        `unmeasurable` event (once) instead of a measurement (see the module doc)."""
-        why = getattr(self.executor, "cannot_measure", None)
-        if why is None:
-            return queue
-        keep = []
-        for c in queue:
-            reason = why(c)
-            if not reason:
-                keep.append(c)
-                continue
-            self._step_unmeasurable += 1
-            if c.id not in self.unmeasurable:
-                self._emit(ev.Unmeasurable(candidate_id=c.id, reason=str(reason)))
-        return keep
 
     def _deferred(self) -> list[Entry]:
         """Trusted, never measured archive entries that the executor can measure, highest

@@ -32,7 +32,8 @@ def load_upload(path: str):
     from workbench.records import Problem
     from workbench.ui.jobs import ChildJob
 
-    return Problem.from_dict(ChildJob("workbench.ui.tasks:load_problem", {"path": path}).run(timeout_s=UPLOAD_TIMEOUT_S))
+    job = ChildJob("workbench.ui.tasks:load_problem", {"path": path})
+    return Problem.from_dict(job.run(timeout_s=UPLOAD_TIMEOUT_S))
 
 
 def problem_choices(store) -> dict[str, str]:
@@ -63,7 +64,8 @@ def results_html(c: Comparison) -> str:
              "recording": f"replay of {c.space_size} recorded kernels on {c.gpu.upper()}",
              "live": f"live on {esc(c.gpu.upper() or c.request.target)}"}[c.source]
     if c.global_best is not None:
-        ref = (f"global best {c.global_best:.3f}x ({'every point of the landscape' if c.source == 'landscape' else 'the best recorded kernel'})")
+        of = "every point of the landscape" if c.source == "landscape" else "the best recorded kernel"
+        ref = f"global best {c.global_best:.3f}x ({of})"
     elif c.reference_best is not None:
         ref = f"no global best known; reference: the best any method found, {c.reference_best:.3f}x"
     else:
@@ -78,7 +80,8 @@ def results_html(c: Comparison) -> str:
         reach = str(cv.to_reference) if cv.to_reference is not None else f"not within {budget}"
         saved = cv.saved(budget)
         rows.append(f"<tr class='wb-compare-row'><td>{esc(cv.method)}</td><td>{best}</td><td>{share}</td>"
-                    f"<td>{cv.spent}</td><td>{esc(reach)}</td><td class='wb-saved'>{'-' if saved is None else saved}</td>"
+                    f"<td>{cv.spent}</td><td>{esc(reach)}</td>"
+                    f"<td class='wb-saved'>{'-' if saved is None else saved}</td>"
                     f"<td>{cv.considered}</td><td>{cv.trusted}</td><td>{esc(cv.note)}</td></tr>")
     return head + ("<table class='wb-compare-table'><tr><th>method</th><th>best speedup</th><th>of the reference "
                    "best</th><th>GPU measurements</th><th>measurements to within 2% of it</th><th>measurements "

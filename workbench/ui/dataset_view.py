@@ -82,7 +82,8 @@ class DatasetView(pn.viewable.Viewer):
         self._filters.objects = [
             pn.widgets.Select.from_param(self.param.problem, options=opts("problem"), name="Problem",
                                          css_classes=["wb-dataset-problem"]),
-            pn.widgets.Select.from_param(self.param.gpu, options=opts("gpu"), name="GPU", css_classes=["wb-dataset-gpu"]),
+            pn.widgets.Select.from_param(self.param.gpu, options=opts("gpu"), name="GPU",
+                                         css_classes=["wb-dataset-gpu"]),
             pn.widgets.Select.from_param(self.param.status, options=opts("status"), name="Status"),
             pn.widgets.Select.from_param(self.param.bin, options=[ALL] + list(bins.LABELS), name="Bin"),
         ]

@@ -144,24 +144,31 @@ class Gate:
         return True
 
 
-class GatedForecaster:
-    """A forecaster whose calls wait on a Gate (every other attribute is the wrapped one's)."""
+def _quiet(_message: str) -> None:
+    pass
 
-    def __init__(self, inner: Any, gate: Gate):
-        self._inner, self._gate = inner, gate
+
+class GatedForecaster:
+    """A forecaster whose calls wait on a Gate (every other attribute is the wrapped one's);
+    `say(message)` hears what it is doing (the runner shows it as the step's stage)."""
+
+    def __init__(self, inner: Any, gate: Gate, say: Callable[[str], None] = _quiet):
+        self._inner, self._gate, self._say = inner, gate, say
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def forecast(self, *args: Any, **kwargs: Any):
+        self._say(f"forecasting a candidate with {getattr(self._inner, 'name', 'the forecaster')}")
         return self._gate.call(self._inner.forecast, *args, **kwargs)
 
-    def forecast_batch(self, *args: Any, **kwargs: Any):
-        return self._gate.call(self._inner.forecast_batch, *args, **kwargs)
+    def forecast_batch(self, items, *args: Any, **kwargs: Any):
+        self._say(f"forecasting {len(items)} candidate(s) with {getattr(self._inner, 'name', 'the forecaster')}")
+        return self._gate.call(self._inner.forecast_batch, items, *args, **kwargs)
 
     def for_run(self, *args: Any, **kwargs: Any) -> "GatedForecaster":
         inner = self._gate.call(self._inner.for_run, *args, **kwargs)
-        return self if inner is self._inner else GatedForecaster(inner, self._gate)
+        return self if inner is self._inner else GatedForecaster(inner, self._gate, self._say)
 
     def calibration_set(self):
         return self._gate.call(self._inner.calibration_set)
@@ -170,25 +177,27 @@ class GatedForecaster:
 class GatedGenerator:
     """A generator whose seeds and children wait on a Gate."""
 
-    def __init__(self, inner: Any, gate: Gate):
-        self._inner, self._gate = inner, gate
+    def __init__(self, inner: Any, gate: Gate, say: Callable[[str], None] = _quiet):
+        self._inner, self._gate, self._say = inner, gate, say
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
 
     def seeds(self, *args: Any, **kwargs: Any):
+        self._say(f"choosing seed kernels ({getattr(self._inner, 'name', 'generator')})")
         return self._gate.call(self._inner.seeds, *args, **kwargs)
 
-    def children(self, *args: Any, **kwargs: Any):
-        return self._gate.call(self._inner.children, *args, **kwargs)
+    def children(self, ctx, *args: Any, **kwargs: Any):
+        self._say(f"writing up to {getattr(ctx, 'n', '?')} children ({getattr(self._inner, 'name', 'generator')})")
+        return self._gate.call(self._inner.children, ctx, *args, **kwargs)
 
 
 class GatedExecutor:
     """An executor whose futures fail with Interrupted when the Gate closes; a measurement that
     comes back after that is stored with `keep` (it happened) and counted by `Gate.pending`."""
 
-    def __init__(self, inner: Any, gate: Gate, keep: Callable[[Any], None]):
-        self._inner, self._gate, self._keep = inner, gate, keep
+    def __init__(self, inner: Any, gate: Gate, keep: Callable[[Any], None], say: Callable[[str], None] = _quiet):
+        self._inner, self._gate, self._keep, self._say = inner, gate, keep, say
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
@@ -197,6 +206,7 @@ class GatedExecutor:
         return candidate_id in self._inner
 
     def submit(self, problem, candidates):
+        self._say(f"measuring {len(candidates)} candidate(s)")
         return [self._gate.track(f, self._keep) for f in self._inner.submit(problem, candidates)]
 
 
@@ -204,13 +214,13 @@ def _inner(part: Any) -> Any:
     return part._inner if isinstance(part, (GatedForecaster, GatedGenerator, GatedExecutor)) else part
 
 
-def gate_run(run: Any, gate: Gate) -> Any:
+def gate_run(run: Any, gate: Gate, say: Callable[[str], None] = _quiet) -> Any:
     """Wrap `run`'s forecaster, generator and executor (a `SearchRun`) in `gate`, replacing the
-    gate they waited on before (if any); returns the run."""
+    gate they waited on before (if any); `say` hears each blocking call's stage. Returns the run."""
     if run.forecaster is not None:
-        run.forecaster = GatedForecaster(_inner(run.forecaster), gate)
-    run.generator = GatedGenerator(_inner(run.generator), gate)
-    run.executor = GatedExecutor(_inner(run.executor), gate, run.store.put_measurement)
+        run.forecaster = GatedForecaster(_inner(run.forecaster), gate, say)
+    run.generator = GatedGenerator(_inner(run.generator), gate, say)
+    run.executor = GatedExecutor(_inner(run.executor), gate, run.store.put_measurement, say)
     return run
 
 

@@ -65,6 +65,7 @@ class SearchRunner:
         self.config: dict[str, Any] = {}
         self.spec: SearchSpec | None = None
         self.llm = None
+        self.stage, self.stage_since = "", 0.0
         self._build = build
         self._thread: threading.Thread | None = None
         self._run = None
@@ -149,7 +150,7 @@ class SearchRunner:
         if spec.needs_llm:
             gate.call(self._check_endpoint, self.llm)
         if self._build is not None:  # a caller's builder (tests, benchmarks): its run waits on the gate too
-            return gate_run(gate.call(self._build, self.store, spec), gate)
+            return gate_run(gate.call(self._build, self.store, spec), gate, self._stage)
         executor = gate.call(compose.make_executor, spec.target, self.store)
         try:
             from workbench.ui.tasks import needs_fit
@@ -164,7 +165,7 @@ class SearchRunner:
         except BaseException:
             _close_quietly(executor)
             raise
-        return gate_run(run, gate)
+        return gate_run(run, gate, self._stage)
 
     def _check_endpoint(self, llm) -> None:
         """Ask the server for its models: unreachable, or not serving the model, is an LLMError."""
@@ -180,6 +181,13 @@ class SearchRunner:
     def _progress(self, message: str) -> None:
         """Stage messages of the build (a fit's progress), shown by the search view."""
         self.message = message
+
+    def _stage(self, message: str) -> None:
+        """What the running search is doing now (forecasting, generating, measuring) and since
+        when: `stage` and `stage_since` (time.monotonic())."""
+        import time
+
+        self.stage, self.stage_since = message, time.monotonic()
 
     def _prepare_and_loop(self, gate: Gate) -> None:
         try:
@@ -310,7 +318,7 @@ class SearchRunner:
                 if gate.closed:
                     self._settle("stopped" if self._stop_requested else "paused")
                     return
-        regate(self._run, gate)
+        regate(self._run, gate, self._stage)
         self._loop(gate)
 
     def stop(self) -> None:

@@ -161,6 +161,7 @@ class SearchView(pn.viewable.Viewer):
         # HTML, every stored string escaped: reasons and errors quote candidates and imported files.
         self.status = pn.pane.HTML("", css_classes=["wb-search-status"], sizing_mode="stretch_width")
         self.trust = pn.pane.HTML("", css_classes=["wb-trust"], sizing_mode="stretch_width")
+        self.stage = pn.pane.HTML("", css_classes=["wb-stage"], sizing_mode="stretch_width")
         self.failed = pn.pane.HTML("", css_classes=["wb-failed"], sizing_mode="stretch_width")
         self._curve = ColumnDataSource(data=dict(x=[], y=[]))
         self._marks = ColumnDataSource(data=dict(x=[], y=[]))
@@ -266,7 +267,9 @@ class SearchView(pn.viewable.Viewer):
 
     def refresh(self, force: bool = False) -> None:
         """Redraw from the store when its version, the runner's phase or message, or the search
-        shown moved (cheap poll)."""
+        shown moved (cheap poll); the line saying what a running search is doing now (and for
+        how long) is updated on every poll."""
+        self._show_stage()
         seen = (self._store.version(), self._runner.phase, self._runner.message, self._runner.search_id,
                 self._viewing)
         if seen == self._seen and not force:
@@ -332,6 +335,17 @@ class SearchView(pn.viewable.Viewer):
         self.trust.object = trust_note(run) if run is not None and run.search_id == sid else ""
         self.failed.object = failed_generations_html(events)
 
+    def _show_stage(self) -> None:
+        import time
+
+        r = self._runner
+        text = ""
+        if not self._viewing and r.phase == "running" and r.stage:
+            text = (f"<p class='wb-stage-text'>now: {esc(r.stage)} ({time.monotonic() - r.stage_since:.0f} s); "
+                    "Pause and Stop act at once</p>")
+        if text != self.stage.object:
+            self.stage.object = text
+
     def _on_click(self, event) -> None:
         if not self._shown["search"] or event.row is None or event.row >= len(self.table.value):
             return
@@ -353,6 +367,6 @@ class SearchView(pn.viewable.Viewer):
         controls = pn.Column(self.problem, self.gpu, self.forecaster, self.generator, self.method, self.budget,
                              pn.Row(self.start_btn, self.pause_btn), pn.Row(self.resume_btn, self.stop_btn),
                              self.local, self.llm, width=340)
-        return pn.Row(controls, pn.Column(self.status, self.trust, self.chart, self.table, self.failed,
+        return pn.Row(controls, pn.Column(self.status, self.stage, self.trust, self.chart, self.table, self.failed,
                                           sizing_mode="stretch_width"),
                       sizing_mode="stretch_width")
