@@ -27,7 +27,6 @@ found); None when it never came within it.
 from __future__ import annotations
 
 import math
-import threading
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -376,16 +375,16 @@ class CompareRunner:
         self.result: Comparison | None = None
         self.version = 0  # bumped on every change the view should redraw for
         self._gate = None
-        self._thread: threading.Thread | None = None
+        self._future = None
 
     def _say(self, text: str) -> None:
         self.message = text
         self.version += 1
 
     def start(self, req: CompareRequest) -> None:
-        from workbench.ui.interrupt import Gate
+        from workbench.ui.interrupt import Gate, in_helper
 
-        if self._thread is not None and self._thread.is_alive():
+        if self._future is not None and not self._future.done():
             raise ConfigError("a comparison is running: cancel it first")
         self._gate = gate = Gate()
         self.phase, self.error, self.result = "running", "", None
@@ -407,8 +406,9 @@ class CompareRunner:
                     self.phase = "failed"
             self.version += 1
 
-        self._thread = threading.Thread(target=target, name="wb-compare", daemon=True)
-        self._thread.start()
+        # On the shared helper threads (workbench.ui.interrupt): a thread of its own per comparison
+        # would open a database connection of its own each time.
+        self._future = in_helper(target)
 
     def cancel(self) -> None:
         if self._gate is not None and self.phase == "running":
@@ -417,5 +417,8 @@ class CompareRunner:
             self._say("cancelled")
 
     def join(self, timeout: float | None = None) -> None:
-        if self._thread is not None:
-            self._thread.join(timeout)
+        if self._future is not None:
+            try:
+                self._future.result(timeout)
+            except Exception:  # noqa: BLE001 - the comparison reports its own errors; a timeout just returns
+                pass

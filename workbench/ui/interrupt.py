@@ -22,11 +22,21 @@ from __future__ import annotations
 
 import threading
 import time
-from concurrent.futures import Future, InvalidStateError
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FuturesTimeout
 from typing import Any, Callable
 
 #: Seconds between checks of the gate while a call runs.
 POLL_S = 0.05
+#: Helper threads shared by every gate of the process. Reused threads matter: the store keeps one
+#: SQLite connection per thread, so a fresh thread per call would open a connection per call.
+#: An abandoned call keeps its thread until it ends; calls queue only when all of them are busy.
+_POOL = ThreadPoolExecutor(max_workers=32, thread_name_prefix="wb-call")
+
+
+def in_helper(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Future:
+    """Run `fn` on the shared helper threads; its future."""
+    return _POOL.submit(fn, *args, **kwargs)
 
 
 class Interrupted(Exception):
@@ -79,24 +89,14 @@ class Gate:
         as soon as the gate closes (the helper then runs on and its result is dropped)."""
         if self.closed:
             raise Interrupted("the search was stopped")
-        box: dict[str, Any] = {}
-        done = threading.Event()
-
-        def target() -> None:
+        fut = _POOL.submit(fn, *args, **kwargs)
+        while True:
             try:
-                box["value"] = fn(*args, **kwargs)
-            except BaseException as e:  # noqa: BLE001 - handed to the waiting thread
-                box["error"] = e
-            finally:
-                done.set()
-
-        threading.Thread(target=target, name="wb-call", daemon=True).start()
-        while not done.wait(POLL_S):
-            if self.closed:
-                raise Interrupted("the search was stopped")
-        if "error" in box:
-            raise box["error"]
-        return box["value"]
+                return fut.result(timeout=POLL_S)
+            except FuturesTimeout:
+                if self.closed:
+                    fut.cancel()  # not started yet: never runs
+                    raise Interrupted("the search was stopped") from None
 
     def track(self, real: Future, keep: Callable[[Any], None]) -> Future:
         """A future that mirrors `real` until the gate closes, then fails with Interrupted; a
