@@ -26,7 +26,8 @@ of 4 methods (measure_all, screen_topk with the learned forecaster, screen_topk 
 scores, the forecaster-ranked order) at budget 32 on the stored H200 landscape of
 --compare-problem, replayed, over the real shipped measurements: run once cold
 (`compare_view_s_cold`: the landscape read and the learned forecaster fitted in a child process,
-or loaded from the fit cache) and then timed again warm. `--no-compare` skips it.
+or loaded from the fit cache) and then timed again warm, as the tab runs a second comparison (the
+landscape and the forecaster kept). `--no-compare` skips it.
 
 Stop latency (`stop_latency_s_p95`, `_max`, `_samples`): the app's SearchRunner runs a replay search
 whose forecaster takes `--slow-step-s` (30) seconds per batch, a deliberately slow step (a
@@ -244,10 +245,11 @@ def compare_view_s(problem: str, budget: int = 32, forecaster: str = "learned") 
                               "compare_view_methods": list(DEFAULT_METHODS), "compare_view_forecaster": forecaster}
     with tempfile.TemporaryDirectory() as tmp, _fit_cache(tmp):
         store = _shipped_store(Path(tmp) / "shipped.sqlite")
+        made: dict = {}  # what a Compare tab keeps between its comparisons (CompareRunner)
         for name in ("compare_view_s_cold", "compare_view_s"):
             scratch = Store(Path(tmp) / f"{name}.sqlite")
             t0 = time.perf_counter()
-            res = Comparer(store, scratch).run(req)
+            res = Comparer(store, scratch, made=made).run(req)
             out[name] = round(time.perf_counter() - t0, 2)
             scratch.close()
         out["compare_view_curves"] = len(res.curves)

@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 
 import pytest
-from browser_steps import open_in_inspector
+from browser_steps import open_in_inspector, pick_problem
 from search_fixtures import (ABSTAIN, FAILING_ANSWERS, FOREIGN_ONLY_ID, HOSTILE_ANSWER, SLOW_PREPARE, SLOW_STEP,
                              make_search_store, fixture_build)
 
@@ -100,17 +100,6 @@ def start_new(page, then: str = "finished", timeout_ms: int = LONG_MS) -> str:
         re.compile(r"search \S+ of .*" + re.escape(then))
     expect(status(page)).to_have_text(pattern, timeout=timeout_ms)
     return shown_search(page)
-
-
-def pick_problem(page, typed: str, option: str) -> None:
-    """Type a fragment into the Problem box and click the list entry that starts with `option`."""
-    box = page.locator(".wb-problem input").first
-    box.click()
-    box.fill("")
-    box.type(typed, delay=60)
-    item = page.locator(".bk-menu > div, .bk-menu .bk-item", has_text=option).first
-    expect(item).to_be_visible(timeout=20_000)
-    item.click()
 
 
 def plot_x_end(page, title_start: str) -> float:

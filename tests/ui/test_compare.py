@@ -108,3 +108,17 @@ def test_the_view_runs_a_comparison_and_cancel_acts_at_once(stores):
     runner.cancel()
     runner.join(timeout=10)
     assert runner.phase == "cancelled" and time.monotonic() - t0 < 5.0
+
+
+@needs_landscape
+def test_a_second_comparison_reuses_the_forecaster_until_the_database_changes(stores):
+    app, scratch = stores
+    made: dict = {}
+    req = CompareRequest(LANDSCAPE_PROBLEM, "replay:h200", 4, ("measure_all", "ranked_order"), forecaster="roofline")
+    Comparer(app, scratch, made=made).run(req)
+    first = dict(made)
+    Comparer(app, scratch, made=made).run(req)
+    assert made == first and len(made) == 1
+    app.put_problems(list_problems()[:1])  # any write moves the version: made again
+    Comparer(app, scratch, made=made).run(req)
+    assert len(made) == 2

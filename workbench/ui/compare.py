@@ -208,32 +208,43 @@ def _improvements(curve: Sequence[float]) -> list[tuple[int, float]]:
 
 class Comparer:
     """Runs one `CompareRequest` (see the module doc). `progress(text)` hears each stage;
-    `gate` (workbench.ui.interrupt.Gate) cancels it at once; `forecaster`, when given, is used
-    instead of making one (a benchmark's)."""
+    `gate` (workbench.ui.interrupt.Gate) cancels it at once; `forecaster`, when given to `run`,
+    is used instead of making one. `made`: forecasters made by earlier comparisons of one owner
+    (a view's runner: never shared between threads), by (database version, problem, GPU,
+    forecaster name), reused while the database does not change."""
 
     def __init__(self, store, scratch, progress: Callable[[str], None] | None = None, gate=None,
-                 root: Path = LANDSCAPES_DIR):
+                 root: Path = LANDSCAPES_DIR, made: dict | None = None):
         from workbench.ui.interrupt import Gate
 
         self.store, self.scratch, self.root = store, scratch, root
+        self.made = made if made is not None else {}
         self.say = progress or (lambda _m: None)
         self.gate = gate or Gate()
 
     def forecaster_for(self, req: CompareRequest, problem, gpu: str):
         """The chosen forecaster: roofline, or the learned one the Search tab would use for this
         problem (fitted on the database's other problems; fitted in a child process when the
-        cache of fitted forecasters does not hold it, so Cancel kills the fit)."""
+        cache of fitted forecasters does not hold it, so Cancel kills the fit). Kept for the next
+        comparison of the same problem and GPU while the database does not change."""
         from workbench import compose
         from workbench.spec import SearchSpec
         from workbench.ui.jobs import ChildJob
         from workbench.ui.tasks import needs_fit
 
+        key = (self.store.version(), problem.id, gpu, req.forecaster)
+        if key in self.made:
+            return self.made[key]
         spec = SearchSpec(problem.id, target=f"replay:{gpu}", forecaster=req.forecaster, budget=req.budget)
-        if needs_fit(spec, self.store, problem.id, gpu):
+        if self.gate.call(needs_fit, spec, self.store, problem.id, gpu):
             self.say("fitting the learned forecaster in a child process (Cancel kills it)...")
             ChildJob("workbench.ui.tasks:prefit_forecaster",
                      {"db": str(self.store.path), "spec": spec.to_dict(), "hardware_key": gpu}, self.say).run(self.gate)
-        return self.gate.call(compose.make_forecaster, spec, self.store, problem, gpu, progress=self.say)
+        fc = self.gate.call(compose.make_forecaster, spec, self.store, problem, gpu, progress=self.say)
+        self.made[key] = fc
+        while len(self.made) > 4:  # a few problems' forecasters; the fit cache on disk keeps the rest
+            self.made.pop(next(iter(self.made)))
+        return fc
 
     def run(self, req: CompareRequest, forecaster: Any = None) -> Comparison:
         from workbench.problems.registry import resolve
@@ -374,6 +385,7 @@ class CompareRunner:
         self.phase, self.message, self.error = "idle", "", ""
         self.result: Comparison | None = None
         self.version = 0  # bumped on every change the view should redraw for
+        self._made: dict = {}  # forecasters of earlier comparisons (Comparer.made)
         self._gate = None
         self._future = None
 
@@ -394,7 +406,7 @@ class CompareRunner:
             from workbench.ui.interrupt import Interrupted
 
             try:
-                res = Comparer(self.store, self.scratch, self._say, gate, self.root).run(req)
+                res = Comparer(self.store, self.scratch, self._say, gate, self.root, self._made).run(req)
                 self.result, self.phase = res, "done"
             except Interrupted:
                 self.phase = "cancelled"

@@ -66,6 +66,7 @@ class SearchRunner:
         self.spec: SearchSpec | None = None
         self.llm = None
         self.stage, self.stage_since = "", 0.0
+        self._fits_found: dict[tuple, dict] = {}
         self._build = build
         self._thread: threading.Thread | None = None
         self._run = None
@@ -155,13 +156,19 @@ class SearchRunner:
         try:
             from workbench.ui.tasks import needs_fit
 
-            if gate.call(needs_fit, spec, self.store, spec.problem, executor.hardware.key):
+            hw = executor.hardware.key
+            # A build that found its fit leaves (its key -> the table counts then): the same start
+            # on unchanged data skips the look into the fit cache (it reads every row).
+            known = (spec.problem, hw, spec.forecaster.name, spec.forecaster.path, spec.forecaster.reference_time)
+            counts = {t: n for t, n in self.store.counts().items() if t in ("problems", "candidates", "measurements")}
+            if self._fits_found.get(known) != counts and gate.call(needs_fit, spec, self.store, spec.problem, hw):
                 self.message = "fitting the learned forecaster in a child process (Stop cancels it)..."
                 ChildJob("workbench.ui.tasks:prefit_forecaster",
-                         {"db": str(self.store.path), "spec": spec.to_dict(), "hardware_key": executor.hardware.key},
+                         {"db": str(self.store.path), "spec": spec.to_dict(), "hardware_key": hw},
                          self._progress).run(gate)
             run = gate.call(compose.build, spec, self.store, llm=self.llm, progress=self._progress,
                             executor=executor)
+            self._fits_found[known] = counts
         except BaseException:
             _close_quietly(executor)
             raise
