@@ -21,6 +21,26 @@ forecaster, first with an empty fit cache (the forecaster is fitted) and then ag
 settings (the fit is loaded from the cache); each is the time from `start()` until the search
 exists (its id is set, the first step begins). `--no-search-start` skips it.
 
+Compare view (`compare_view_s`): the Compare tab's comparison (`workbench.ui.compare.Comparer`)
+of 4 methods (measure_all, screen_topk with the learned forecaster, screen_topk with random
+scores, the forecaster-ranked order) at budget 32 on the stored H200 landscape of
+--compare-problem, replayed, over the real shipped measurements: run once cold
+(`compare_view_s_cold`: the landscape read and the learned forecaster fitted in a child process,
+or loaded from the fit cache) and then timed again warm, as the tab runs a second comparison (the
+landscape and the forecaster kept). `--no-compare` skips it.
+
+Stop latency (`stop_latency_s_p95`, `_max`, `_samples`): the app's SearchRunner runs a replay search
+whose forecaster takes `--slow-step-s` (30) seconds per batch, a deliberately slow step (a
+local model on a CPU takes minutes); once the search is inside that step, Stop is pressed
+(`SearchRunner.stop`) and the time until the phase is "stopped" is one sample; `--stop-trials`
+(10) samples. `stop_latency_s_fitting`: the same while a learned forecaster is being fitted in its
+child process (empty fit cache). `--no-stop` skips them.
+
+Held-out forecasts (`heldout_forecasts_s_cold`, `_warm`): the Calibration tab's "Compute held-out
+learned forecasts" on the shipped H100 measurements, as the page runs it (a child process, 5
+problem folds, `workbench.ui.tasks.heldout_job`), with an empty fit cache and then again (the
+folds loaded from the cache). `--no-heldout` skips it.
+
     python benchmarks/app_bench.py [--candidates 10000] [--changes 50] [--browser-forecasts 5000]
 
 writes benchmarks/results/app-cpu.json ({"benchmark", "gpu", "date", "commit", "metrics"}).
@@ -183,6 +203,131 @@ def search_start_s() -> dict[str, float | str]:
     return out
 
 
+def _shipped_store(path: Path):
+    from workbench.dataset import DEFAULT_SHIPPED_DIR, load_into_store
+    from workbench.problems import list_problems
+    from workbench.store import Store
+
+    store = Store(path)
+    store.put_problems(list_problems())
+    load_into_store(DEFAULT_SHIPPED_DIR, store)
+    return store
+
+
+def _fit_cache(tmp: str):
+    """Point the fit cache at an empty folder for the duration (restored after)."""
+    import contextlib
+    import os
+
+    @contextlib.contextmanager
+    def ctx():
+        old = os.environ.get("WORKBENCH_CACHE_DIR")
+        os.environ["WORKBENCH_CACHE_DIR"] = str(Path(tmp) / "fit-cache")
+        try:
+            yield
+        finally:
+            if old is None:
+                os.environ.pop("WORKBENCH_CACHE_DIR", None)
+            else:
+                os.environ["WORKBENCH_CACHE_DIR"] = old
+    return ctx()
+
+
+def compare_view_s(problem: str, budget: int = 32, forecaster: str = "learned") -> dict[str, object]:
+    """The Compare tab's comparison of 4 methods on a landscape, cold then warm (seconds)."""
+    from workbench.store import Store
+    from workbench.ui.compare import DEFAULT_METHODS, Comparer, CompareRequest, landscape_problems
+
+    if problem not in landscape_problems().get("h200", {}):
+        return {"compare_view_skipped": f"no H200 landscape of {problem} under kernels_cache/landscapes/"}
+    req = CompareRequest(problem, "replay:h200", budget, DEFAULT_METHODS, forecaster=forecaster)
+    out: dict[str, object] = {"compare_view_problem": problem, "compare_view_budget": budget,
+                              "compare_view_methods": list(DEFAULT_METHODS), "compare_view_forecaster": forecaster}
+    with tempfile.TemporaryDirectory() as tmp, _fit_cache(tmp):
+        store = _shipped_store(Path(tmp) / "shipped.sqlite")
+        made: dict = {}  # what a Compare tab keeps between its comparisons (CompareRunner)
+        for name in ("compare_view_s_cold", "compare_view_s"):
+            scratch = Store(Path(tmp) / f"{name}.sqlite")
+            t0 = time.perf_counter()
+            res = Comparer(store, scratch, made=made).run(req)
+            out[name] = round(time.perf_counter() - t0, 2)
+            scratch.close()
+        out["compare_view_curves"] = len(res.curves)
+        out["compare_view_global_best"] = round(res.global_best, 4) if res.global_best else None
+        store.close()
+    return out
+
+
+def stop_latency(trials: int, slow_step_s: float) -> dict[str, object]:
+    """Seconds from SearchRunner.stop() to the phase "stopped", in the middle of a slow step."""
+    from workbench import compose
+    from workbench.forecast.roofline import RooflineForecaster
+    from workbench.ui.runner import SearchRunner
+
+    class SlowStep(RooflineForecaster):
+        """Roofline forecasts, each batch after `slow_step_s` seconds: a deliberately slow step."""
+
+        def forecast_batch(self, *a, **kw):
+            time.sleep(slow_step_s)
+            return super().forecast_batch(*a, **kw)
+
+    def wait(pred, timeout: float) -> bool:
+        deadline = time.monotonic() + timeout
+        while not pred():
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
+
+    samples: list[float] = []
+    rng = random.Random(3)
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp, _fit_cache(tmp):
+        store = _shipped_store(Path(tmp) / "shipped.sqlite")
+        build = lambda st, spec: compose.build(spec, st, forecaster=SlowStep())  # noqa: E731
+        for _ in range(trials):
+            runner = SearchRunner(store, build=build)
+            runner.start("L1/01_softmax", "replay:h100", "screen_topk", "roofline", budget=16)
+            if not wait(lambda: runner.search_id is not None and runner.phase == "running", 120):
+                raise RuntimeError(f"the search did not start: {runner.error}")
+            time.sleep(rng.uniform(0.2, 1.0))  # inside step 0's forecast
+            t0 = time.perf_counter()
+            runner.stop()
+            if not wait(lambda: runner.phase == "stopped", 120):
+                raise RuntimeError(f"the search did not stop: phase {runner.phase}")
+            samples.append(time.perf_counter() - t0)
+        out.update(stop_latency_s_p95=round(percentile(samples, 0.95), 3), stop_latency_s_max=round(max(samples), 3),
+                   stop_latency_s_median=round(statistics.median(samples), 3), stop_latency_samples=len(samples),
+                   stop_latency_slow_step_s=slow_step_s)
+        runner = SearchRunner(store)  # a learned forecaster to fit (empty cache): fitted in a child process
+        runner.start("L1/01_softmax", "replay:h100", "screen_topk", "learned", budget=16)
+        if wait(lambda: "child process" in runner.message, 120):
+            time.sleep(2.0)
+            t0 = time.perf_counter()
+            runner.stop()
+            wait(lambda: runner.phase == "stopped", 120)
+            out["stop_latency_s_fitting"] = round(time.perf_counter() - t0, 3)
+        store.close()
+    return out
+
+
+def heldout_forecasts_s(gpu: str = "h100") -> dict[str, object]:
+    """Seconds of the Calibration tab's held-out computation, empty fit cache then warm."""
+    from workbench.ui.jobs import ChildJob
+
+    out: dict[str, object] = {}
+    with tempfile.TemporaryDirectory() as tmp, _fit_cache(tmp):
+        store = _shipped_store(Path(tmp) / "shipped.sqlite")
+        out["heldout_measurements"] = len(store.measurements(hardware_key=gpu))
+        for name in ("heldout_forecasts_s_cold", "heldout_forecasts_s_warm"):
+            t0 = time.perf_counter()
+            n = ChildJob("workbench.ui.tasks:heldout_job", {"db": str(store.path), "hardware_key": gpu}).run()
+            out[name] = round(time.perf_counter() - t0, 1)
+        out["heldout_forecasts"] = n
+        store.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--candidates", type=int, default=10_000)
@@ -191,6 +336,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--browser-moves", type=int, default=30)
     ap.add_argument("--no-browser", action="store_true", help="skip the Chromium round trip")
     ap.add_argument("--no-search-start", action="store_true", help="skip the search start timings")
+    ap.add_argument("--no-compare", action="store_true", help="skip the Compare view timing")
+    ap.add_argument("--compare-problem", default="L1/12_layer_norm", help="the landscape problem compared")
+    ap.add_argument("--compare-forecaster", default="learned", choices=("learned", "roofline"))
+    ap.add_argument("--no-stop", action="store_true", help="skip the stop latency")
+    ap.add_argument("--stop-trials", type=int, default=10)
+    ap.add_argument("--slow-step-s", type=float, default=30.0)
+    ap.add_argument("--no-heldout", action="store_true", help="skip the held-out forecasts timing")
     ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results" / "app-cpu.json"))
     args = ap.parse_args(argv)
 
@@ -234,6 +386,12 @@ def main(argv: list[str] | None = None) -> int:
             extra["slider_roundtrip_skipped"] = why
     if not args.no_search_start:
         extra.update(search_start_s())
+    if not args.no_compare:
+        extra.update(compare_view_s(args.compare_problem, forecaster=args.compare_forecaster))
+    if not args.no_stop:
+        extra.update(stop_latency(args.stop_trials, args.slow_step_s))
+    if not args.no_heldout:
+        extra.update(heldout_forecasts_s())
     out = {
         "benchmark": "app", "gpu": "cpu", "date": time.strftime("%Y-%m-%d"), "commit": commit(),
         "metrics": {
@@ -253,7 +411,14 @@ def main(argv: list[str] | None = None) -> int:
                       "changing in Chromium (performance.now in the page), synthetic forecasts. "
                       "search_start_s_*: real shipped measurements, learned forecaster, replay of H100: "
                       "start() to the search existing, empty fit cache (cold) then the same settings "
-                      "again (warm)."),
+                      "again (warm). compare_view_s*: the Compare tab's comparison of 4 methods at budget 32 on "
+                      "the stored H200 landscape (replay), learned forecaster fitted on the shipped data, cold "
+                      "(landscape read, forecaster fitted) then warm. stop_latency_s_*: SearchRunner.stop() to "
+                      "the phase 'stopped' in the middle of a step whose forecaster takes stop_latency_slow_step_s "
+                      "seconds (a deliberately slow test forecaster); stop_latency_s_fitting: the same while "
+                      "the learned forecaster is fitted in its child process. heldout_forecasts_s_*: the "
+                      "Calibration tab's held-out computation on the shipped H100 measurements (child process, "
+                      "5 folds), empty fit cache then warm."),
         },
     }
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

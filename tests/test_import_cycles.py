@@ -2,7 +2,8 @@
 
 Imports at module level and imports inside functions are read separately; neither graph, nor
 the two together, may hold a cycle (an import moved into a function hides a cycle from the
-interpreter, not from the design).
+interpreter, not from the design). Imports under `if TYPE_CHECKING:` are read too: a module that
+needs another's type to describe itself depends on it, so no cycle may hide there either.
 """
 from __future__ import annotations
 
@@ -41,25 +42,29 @@ def _targets(mod: str, is_pkg: bool, node: ast.Import | ast.ImportFrom, mods: di
     return out
 
 
-def import_graph() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
-    """(module-level edges, function-level edges) between workbench modules."""
+def import_graph(typing_only: bool = False) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(module-level edges, function-level edges) between workbench modules; with
+    `typing_only`, (imports under `if TYPE_CHECKING:`, nothing) instead."""
     mods = _modules()
     top: dict[str, set[str]] = {m: set() for m in mods}
     inner: dict[str, set[str]] = {m: set() for m in mods}
+    typing: dict[str, set[str]] = {m: set() for m in mods}
     for mod, path in mods.items():
         is_pkg = path.name == "__init__.py"
 
-        def walk(node: ast.AST, in_function: bool) -> None:
+        def walk(node: ast.AST, in_function: bool, for_typing: bool) -> None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.Import, ast.ImportFrom)):
-                    (inner if in_function else top)[mod] |= _targets(mod, is_pkg, child, mods)
+                    graph = typing if for_typing else (inner if in_function else top)
+                    graph[mod] |= _targets(mod, is_pkg, child, mods)
                 elif isinstance(child, ast.If) and getattr(child.test, "id", "") == "TYPE_CHECKING":
-                    continue  # typing-only imports run never
+                    walk(child, in_function, True)  # typing-only imports: never run, still a dependency
                 else:
-                    walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)))
+                    walk(child, in_function or isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)),
+                         for_typing)
 
-        walk(ast.parse(path.read_text(), filename=str(path)), False)
-    return top, inner
+        walk(ast.parse(path.read_text(), filename=str(path)), False, False)
+    return (typing, {m: set() for m in mods}) if typing_only else (top, inner)
 
 
 def cycles(graph: dict[str, set[str]]) -> set[tuple[str, ...]]:
@@ -121,3 +126,14 @@ def test_function_level_imports_add_no_cycles():
     assert any(inner.values()), "the function-level imports were not read"
     both = {m: top[m] | inner[m] for m in top}
     assert cycles(both) == set()
+
+
+def test_typing_only_imports_add_no_cycles():
+    """forecast/learned/adapted.py once imported forecaster.py for a type hint while forecaster.py
+    imported it: a cycle the interpreter never ran and the design still had."""
+    top, inner = import_graph()
+    typing, _ = import_graph(typing_only=True)
+    assert any(typing.values()), "the TYPE_CHECKING imports were not read"
+    every = {m: top[m] | inner[m] | typing[m] for m in top}
+    assert cycles(every) == set()
+    assert "workbench.forecast.learned.forecaster" not in every["workbench.forecast.learned.adapted"]

@@ -28,16 +28,18 @@ from pathlib import Path
 import panel as pn
 
 from workbench.ui.calibration_page import CalibrationPage, hardware_keys
+from workbench.ui.compare_view import CompareView
 from workbench.ui.dataset_view import DatasetView
 from workbench.ui.inspector import CandidateInspector
 from workbench.ui.runner import shared
 from workbench.ui.safe import code, esc
 from workbench.ui.search_view import SearchView
+from workbench.ui.searches_view import SearchesView
 from workbench.ui.serving import OfflineFast, exposure_refusal
 
 pn.extension("tabulator")
 
-TABS = ("Search", "Calibration", "Dataset", "Inspector")
+TABS = ("Search", "Compare", "Searches", "Calibration", "Dataset", "Inspector")
 TITLE = "GPU Forecasters Workbench"
 POLL_MS = 700
 
@@ -106,10 +108,12 @@ def build(store=None) -> pn.template.BaseTemplate:
     store = store or open_store()
     sh = shared(store)
     search = SearchView(store, sh["runner"])
+    compare = CompareView(store, sh["jobs"])
+    searches = SearchesView(store)
     calib = CalibrationPage(store, sh["jobs"])
     dataset = DatasetView(store)
     inspector = CandidateInspector(store)
-    tabs = pn.Tabs(*zip(TABS, (search, calib, dataset, inspector)), dynamic=False)
+    tabs = pn.Tabs(*zip(TABS, (search, compare, searches, calib, dataset, inspector)), dynamic=False)
 
     def open_candidate(view):
         def cb(*_):
@@ -122,8 +126,15 @@ def build(store=None) -> pn.template.BaseTemplate:
     open_candidate(search)
     open_candidate(dataset)
 
+    def reopen(event):
+        search.show_search(event.new)
+        tabs.active = TABS.index("Search")
+    searches.param.watch(reopen, ["reopen"])
+
     def poll():
         search.refresh()
+        compare.refresh()
+        searches.refresh()
         calib.refresh()
 
     pn.state.add_periodic_callback(poll, period=POLL_MS)

@@ -27,3 +27,17 @@ def open_in_inspector(page, row, attempts: int = 3, wait_ms: int = 20_000) -> No
         except AssertionError:
             if attempt == attempts - 1:
                 raise
+
+
+def pick_problem(page, typed: str, option: str) -> None:
+    """Type a fragment into the Search tab's Problem box and click the list entry that starts
+    with `option` (what a user does; typed text alone is not a choice)."""
+    from playwright.sync_api import expect
+
+    box = page.locator(".wb-problem input").first
+    box.click()
+    box.fill("")
+    box.type(typed, delay=60)
+    item = page.locator(".bk-menu > div, .bk-menu .bk-item", has_text=option).first
+    expect(item).to_be_visible(timeout=20_000)
+    item.click()

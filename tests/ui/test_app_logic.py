@@ -6,6 +6,7 @@ absent); the empty-database tests need nothing.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import panel as pn
@@ -72,7 +73,7 @@ def test_replay_search_fills_the_table_and_the_inspector(store):
     view.problem.value = "L1/01_softmax"
     view.gpu.value = "replay:h100"
     view.forecaster.value = "roofline"
-    view.budget.value = 6
+    view.budget.value = "6"
     view._start()
     runner.join(timeout=120)
     assert runner.phase == "finished" and not runner.error
@@ -101,6 +102,7 @@ def test_pause_resume_and_stop(store):
     runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=40, k=2, m=1)
     with pytest.raises(RunnerBusyError):
         runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=4)
+    assert _wait(lambda: runner.search_id is not None)
     runner.pause()
     runner.join(timeout=120)
     assert runner.phase == "paused", runner.error
@@ -113,6 +115,20 @@ def test_pause_resume_and_stop(store):
     assert runner.phase in ("stopped", "finished")
     runner.resume()  # a stopped run does not restart
     assert not runner.running
+
+
+def test_pause_while_preparing_stops_at_once(store):
+    """There is no search to pause before it is built: pause ends the preparation (a fit in
+    progress is cancelled) and says so, instead of waiting for it."""
+    release = threading.Event()
+    runner = SearchRunner(store, build=lambda st, spec: release.wait(60))
+    runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=4)
+    t0 = time.monotonic()
+    runner.pause()
+    runner.join(timeout=10)
+    assert runner.phase == "stopped" and time.monotonic() - t0 < 5 and runner.search_id is None
+    assert "no search was started" in runner.message
+    release.set()
 
 
 def test_bad_choices_are_refused_before_starting(store):
@@ -171,14 +187,33 @@ def test_calibration_page_computes_heldout_forecasts(store, tmp_path):
     assert page.gpu.value == "h100" and not page.forecaster.options
     assert "compute held-out" in page.note.object
     page.compute()
-    page._jobs.join(page.job_name, timeout=300)
-    assert page._jobs.status(page.job_name) == "done"
+    assert "Computing held-out learned forecasts" in page.note.object and page.cancel_btn.visible
+    page._jobs.join(page.job_name, timeout=900)
+    status, took = page._jobs.status(page.job_name), page._jobs.elapsed_s(page.job_name)
+    assert status == "done", (f"held-out forecasts of 8 problems: {status!r} after {took:.0f} s (about 90 s on "
+                              "two free cores: a busy machine may need longer)")
+    page.refresh(force=True)
+    assert "computed in" in page.note.object
     page.refresh(force=True)
     assert forecaster_names(small, "h100")[0] == HELD_OUT and page.forecaster.value == HELD_OUT
     n_ok = sum(m.ok for m in ms)
     assert page.view._info.n == n_ok
     page.view.threshold = 0.0
     assert page.view.summary.coverage == pytest.approx(1.0)
+
+
+def test_heldout_forecasts_are_cancelled_at_once(store, tmp_path):
+    """Cancel kills the child process computing them: the page says so within seconds, and a
+    later Compute starts again."""
+    page = CalibrationPage(store, BackgroundJobs())
+    page.compute()
+    time.sleep(3.0)
+    t0 = time.monotonic()
+    page.cancel()
+    assert page._jobs.status(page.job_name) == "cancelled" and "cancelled after" in page.note.object
+    page._jobs.join(page.job_name, timeout=10)
+    assert time.monotonic() - t0 < 10 and not page.cancel_btn.visible and not page.compute_btn.disabled
+    assert not store.forecasts(forecaster=HELD_OUT)
 
 
 def test_empty_database_says_load_shipped_data(empty_store):
@@ -257,3 +292,66 @@ def test_the_search_view_reads_the_replay_key_through_target():
 
     assert _replay_key("replay:h200") == "h200" and _replay_key(" REPLAY:H100") == "h100"
     assert [_replay_key(g) for g in ("cuda:0", "cpu", "ray", "replay:", "", None)] == [None] * 6
+
+
+def test_a_click_opens_the_row_of_the_search_the_table_shows(store):
+    """The table shows one search; a click opens its candidate on its GPU, even when the runner
+    has moved on to another search meanwhile, and a click on a row the browser still showed from
+    an older table opens nothing."""
+    runner = SearchRunner(store)
+    view = SearchView(store, runner)
+    view.problem.value, view.gpu.value, view.forecaster.value, view.budget.value = (
+        "L1/01_softmax", "replay:h200", "roofline", "3")
+    view._start()
+    runner.join(timeout=120)
+    view.refresh(force=True)
+    shown, table = runner.search_id, view.table.value
+    runner.config = dict(runner.config, gpu="replay:h100")  # the runner moved on (a new Start)
+    runner.search_id = "another"
+    cid = str(table.iloc[0]["candidate"])
+    view._on_click(type("E", (), {"row": 0, "column": "candidate", "value": cid})())
+    assert (view.selected_candidate, view.selected_search, view.selected_gpu) == (cid, shown, "h200")
+    view.selected_candidate = ""
+    view._on_click(type("E", (), {"row": 0, "column": "candidate", "value": "not-this-row"})())
+    assert view.selected_candidate == ""
+
+
+def test_while_a_search_prepares_the_table_and_chart_are_empty(store):
+    release = threading.Event()
+    runner = SearchRunner(store)
+    view = SearchView(store, runner)
+    view.problem.value, view.gpu.value, view.forecaster.value, view.budget.value = (
+        "L1/01_softmax", "replay:h100", "roofline", "3")
+    view._start()
+    runner.join(timeout=120)
+    view.refresh(force=True)
+    assert len(view.table.value) and len(view._curve.data["x"])
+    runner._build = lambda st, spec: release.wait(60)
+    view._start()
+    view.refresh(force=True)
+    assert runner.phase == "preparing" and len(view.table.value) == 0 and len(view._curve.data["x"]) == 0
+    runner.stop()
+    release.set()
+    runner.join(timeout=10)
+
+
+def test_the_problem_box_reads_the_pick_not_the_fragment_typed_to_find_it(store):
+    """Typing `layer` then picking "L1/12_layer_norm · level 1 · ..." once started "layer"."""
+    view = SearchView(store, SearchRunner(store))
+    label = next(k for k, v in view.problem.options.items() if v == "L1/12_layer_norm")
+    view.problem.value_input = "layer"
+    view.problem.value = "L1/12_layer_norm"  # the pick (Bokeh leaves value_input at "layer")
+    assert view.chosen_problem() == "L1/12_layer_norm"
+    view.problem.value_input = "layer"  # picking the same problem again changes no value
+    assert view.chosen_problem() == "L1/12_layer_norm"
+    view.problem.value_input = label
+    assert view.chosen_problem() == "L1/12_layer_norm"
+    view.problem.value_input = "01_softmax"  # one problem's label holds it: that one
+    assert view.chosen_problem() == "L1/01_softmax"
+    for typed, said in (("", "Problem box is empty"), ("   ", "Problem box is empty"),
+                        ("no_such_problem", "unknown problem 'no_such_problem'"), ("softmax", "matches")):
+        view.problem.value_input = typed
+        with pytest.raises(ConfigError, match=said):
+            view.chosen_problem()
+    view.problem.value = "L1/01_softmax"
+    assert view.chosen_problem() == "L1/01_softmax"

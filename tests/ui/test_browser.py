@@ -7,7 +7,8 @@ Calibration tab has something to show without the minute-long held-out computati
 page loads with no GPU and says REPLAY; a replay search starts and candidates appear; moving the
 threshold slider changes the coverage and risk text; opening a candidate shows its diff and
 reasoning; a second Start with the same settings begins within 5 s (the fitted forecaster comes
-from the fit cache). Screenshots of each view go to the test's temporary directory; `make screenshots` runs
+from the fit cache); the Compare tab compares four methods on a stored landscape. Screenshots of
+each view go to the test's temporary directory; `make screenshots` runs
 this module with WORKBENCH_SCREENSHOTS_DIR=benchmarks/results/screenshots to regenerate the README's.
 """
 from __future__ import annotations
@@ -177,6 +178,23 @@ def test_candidate_opens_with_diff_and_reasoning(page, artifacts):
     expect(diff).to_contain_text("parent ")
     expect(page.locator(".wb-reasoning p").first).to_contain_text("Forecaster")
     _shot(page, artifacts, "inspector")
+
+
+def test_compare_view(page, artifacts):
+    """The Compare tab on the first stored landscape it offers (roofline: nothing to fit)."""
+    from workbench.ui.compare import landscape_problems
+
+    if not landscape_problems().get("h200"):
+        pytest.skip("no H200 landscape stored")
+    tab(page, "Compare").click()
+    label = next(x for x in page.locator(".wb-compare-problem option").all_inner_texts()
+                 if x.startswith("L1/12_layer_norm · landscape on H200"))
+    page.locator(".wb-compare-problem select").first.select_option(label=label)
+    page.locator(".wb-compare-forecaster select").first.select_option("roofline")
+    page.get_by_role("button", name="Compare").click()
+    expect(page.locator(".wb-compare-status p").first).to_contain_text("comparison done", timeout=LONG_MS)
+    expect(page.locator(".wb-compare-row")).to_have_count(4)
+    _shot(page, artifacts, "compare")
 
 
 def test_dataset_view(page, artifacts):

@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 
 import pytest
-from browser_steps import open_in_inspector
+from browser_steps import open_in_inspector, pick_problem
 from inspector_fixtures import PROBLEM, own_line
 
 from workbench.dataset import DEFAULT_SHIPPED_DIR
@@ -51,7 +51,7 @@ def test_unknown_problem_is_refused_with_a_message(page):
     page.wait_for_timeout(1500)  # a started search would replace the message within two polls
     assert page.locator(".wb-candidates .tabulator-row").count() == 0
     assert "preparing" not in status(page).inner_text()
-    box.fill("")
+    pick_problem(page, "softmax", PROBLEM)  # a refused box keeps nothing: choose again
 
 
 def test_inspector_shows_the_h200_rows_own_log_label_and_provenance(page):

@@ -26,7 +26,28 @@ def test_log_html_says_when_no_own_log_was_recorded():
     m = Measurement(candidate_id="aaa", problem_id="p", hardware_key="h100", status=Status.OK,
                     log="=== candidate bbb ===\n")
     html = log_html(m)
-    assert "No log of this candidate" in html and "other candidates' output" in html and "bbb" not in html
+    assert "Nothing to show" in html and "only other candidates' output" in html and "bbb" not in html
+    # one note, never "only this candidate's part is shown" beside "nothing recorded"
+    assert html.count("wb-log-note") == 1 and "part of the recorded log is shown" not in html
+    shown = log_html(Measurement(candidate_id="aaa", problem_id="p", hardware_key="h100", status=Status.OK,
+                                 log="=== candidate bbb ===\nB\n=== candidate aaa ===\nA\n"))
+    assert "Only this candidate's part" in shown and "Nothing to show" not in shown and "A\n" in shown
+    assert "Not measured on this GPU type" in log_html(None)
+
+
+def test_an_abstention_shows_no_confidence_in_the_table_or_the_inspector():
+    from workbench.records import Candidate
+    from workbench.ui.inspector import reasoning_html
+    from workbench.ui.runner import candidate_rows
+
+    c = Candidate.from_source("L1/p", "x = 1\n", origin="zoo")
+    f = Forecast.abstention("llm", c.id, "L1/p", "h100", reason="unparseable answer: no tool call")
+    rows = candidate_rows([{"kind": "generated", "payload": {"candidate": c.to_dict()}},
+                           {"kind": "forecast", "payload": {"forecast": f.to_dict()}}], baselines={})
+    assert rows[0]["forecast_bin"] == "abstained" and rows[0]["confidence"] is None
+    html = reasoning_html(f, "h100")
+    assert "abstained" in html and "no confidence" in html and "0.12" not in html and "0.125" not in html
+    assert "unparseable answer: no tool call" in html
 
 
 def test_provenance_says_where_the_numbers_come_from():
@@ -80,7 +101,7 @@ def test_search_rows_say_measured_replayed_or_recorded(store):
     runner = SearchRunner(store)
     view = SearchView(store, runner)
     view.problem.value, view.gpu.value, view.forecaster.value = PROBLEM, "replay:h200", "roofline"
-    view.budget.value = 3
+    view.budget.value = "3"
     view._start()
     runner.join(timeout=120)
     assert runner.phase == "finished", runner.error

@@ -2,6 +2,8 @@
 message (no traceback) when a search cannot reach the server."""
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from workbench.llm.errors import LLMConfigError
@@ -35,8 +37,60 @@ def test_key_is_read_from_the_named_variable(monkeypatch):
 def test_check_button_reports_an_unreachable_server(free_port):
     panel = LLMSettingsPanel()
     panel.base_url.value, panel.model.value = f"http://127.0.0.1:{free_port}/v1", "m"
-    panel._check()
+    asyncio.run(panel._check())
     assert "cannot reach" in panel.status.object and "Traceback" not in panel.status.object
+    assert not panel.check_btn.disabled
+
+
+@pytest.mark.parametrize("status, said", [(404, "HTTP 404 (not found)"), (501, "HTTP 501 (not implemented)"),
+                                          (500, "HTTP 500")])
+def test_check_reports_an_http_error_status_as_an_error(status, said):
+    """A server answering 404 or 501 to GET /models once left "endpoint reached" on the card."""
+    with _StatusServer(status) as url:
+        panel = LLMSettingsPanel()
+        panel.status.object = "<p><b>LLM endpoint reached:</b> (an earlier check)</p>"
+        panel.base_url.value, panel.model.value = url, "m"
+        asyncio.run(panel._check())
+        assert "LLM endpoint error" in panel.status.object and said in panel.status.object
+        assert "endpoint reached" not in panel.status.object and "Traceback" not in panel.status.object
+        with pytest.raises(LLMConfigError, match=said.split(" (")[0]):
+            LLMSettings(url, "m").served_models()
+
+
+class _StatusServer:
+    """Answers every GET with one HTTP status (and a JSON error body)."""
+
+    def __init__(self, status: int, delay_s: float = 0.0):
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        code, delay = status, delay_s
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *a):
+                pass
+
+            def do_GET(self):  # noqa: N802
+                import time
+
+                time.sleep(delay)
+                body = b'{"error": {"message": "no such route"}}'
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> str:
+        self.thread.start()
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
 
 
 @pytest.fixture

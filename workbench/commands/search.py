@@ -52,8 +52,8 @@ def register(sub) -> None:
                    help="auto = replay for --gpu replay:*, else mutation; llm: the model of "
                    "--llm-base-url writes each child; llm-guided: the model chooses which mutation "
                    "edits to apply (one call per parent; works with small models). With --gpu "
-                   "replay:* the llm generators seed from the recording, and their children, never "
-                   "measured, are recorded as not in the replay cache")
+                   "replay:* the llm generators seed from the recording; their children have no "
+                   "recording, so they are not measured (no budget used, nothing stored)")
     p.add_argument("--seed", type=int, default=D["seed"])
     p.add_argument("--k", type=int, default=D["k"], help="children measured per parent")
     p.add_argument("--m", type=int, default=D["m"], help="screening factor: m*k children generated per parent")

@@ -560,6 +560,14 @@ class CacheExecutor(Executor):
     def candidate_ids(self) -> set[str]:
         return set(self._by_id)
 
+    def cannot_measure(self, candidate: Candidate) -> str:
+        """Why this replay cannot measure `candidate` ("" when it can): it holds no recording of
+        it. The search loop then stores nothing for it (`workbench/search/loop.py`)."""
+        if candidate.id in self._by_id:
+            return ""
+        return (f"no recording of this kernel on {self.hardware.key.upper()}: a replay answers only kernels "
+                "that were measured on a real GPU, so it was not measured")
+
     def submit(self, problem: Problem, candidates: Sequence[Candidate]) -> list[Future[Measurement]]:
         out = []
         for c in candidates:

@@ -208,15 +208,31 @@ class Archived(Event):
 
 
 @dataclass(frozen=True)
+class Unmeasurable(Event):
+    """A candidate the method chose to measure that the executor cannot measure (a replay has no
+    recording of it): no measurement exists, none is stored, no budget is used."""
+
+    kind: ClassVar[str] = "unmeasurable"
+    candidate_id: str = ""
+    reason: str = ""
+
+    def key(self) -> str:
+        return self.candidate_id
+
+
+@dataclass(frozen=True)
 class StepDone(Event):
-    """`in_flight`: candidates still with the executor (pipelined runs only)."""
+    """`in_flight`: candidates still with the executor (pipelined runs only).
+    `unmeasurable_steps`: consecutive steps, this one included, whose planned measurements were
+    all unmeasurable (left out when 0)."""
 
     kind: ClassVar[str] = "step_done"
-    _optional: ClassVar[tuple[str, ...]] = ("in_flight",)
+    _optional: ClassVar[tuple[str, ...]] = ("in_flight", "unmeasurable_steps")
     gpu_measurements: int = 0
     considered: int = 0
     idle_steps: int = 0
     in_flight: int | None = None
+    unmeasurable_steps: int | None = None
 
 
 @dataclass(frozen=True)
@@ -245,7 +261,7 @@ class UnknownEvent(Event):
 
 KINDS: dict[str, type[Event]] = {c.kind: c for c in (
     Started, Resumed, Selected, ChildrenDone, Generated, FailedGenerationEvent, Forecasted, Trusted,
-    Queued, Measuring, Measured, Archived, StepDone, Stopped, Finished)}
+    Queued, Measuring, Measured, Unmeasurable, Archived, StepDone, Stopped, Finished)}
 
 
 def decode(event: Mapping[str, Any] | Event) -> Event:

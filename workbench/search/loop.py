@@ -17,6 +17,8 @@ kind, which every reader decodes through `events.decode`):
   trusted             {"candidate_id", "expected_speedup"}
   queued              {"candidate_id", "rank", "parent_id"}
   measuring           {"candidate_ids", "slot"}    (written right before they go to the executor)
+  unmeasurable        {"candidate_id", "reason"}  (the executor cannot measure it: a replay holds no
+                                                 recording of it; no measurement, no budget)
   measured            {"measurement": Measurement dict}   (pipelined: "step" = the expansion that
   archived            {"entry": archive Entry payload}    queued it, written when the result is back)
   step_done           {"gpu_measurements", "considered"}
@@ -45,6 +47,15 @@ Pipelined mode (`pipeline=N`, see pipeline.py): no step barrier; the executor is
 N candidates, each expansion (one parent; its events end with `step_done`) is planned while
 earlier children are measured, and `measured` / `archived` are written as results come back.
 
+Unmeasurable candidates: an executor may say it cannot measure a candidate
+(`executor.cannot_measure(candidate)` returns why; a replay of recorded measurements says so of
+every kernel it has no recording of, e.g. one an LLM just wrote). Such a candidate is left out of
+the measurements (after the method planned them, so the plan does not see what the recording
+holds): an `unmeasurable` event is written instead, nothing is stored, no budget is used, and it
+is never archived (so never a parent) nor measured later as a deferred trusted candidate. After
+`max_unmeasurable` consecutive steps whose planned measurements were all unmeasurable the run
+ends, instead of asking the generator for more of the same (unmeasurable.py).
+
 Poison pills: each measurement is stored as soon as the executor returns it, and a
 `measuring` event lists the candidates handed to the executor. A repaired step reuses the
 stored measurements; a candidate that was with the executor when the run died and has none
@@ -68,15 +79,14 @@ from workbench.search.steps import Batch as _Batch, Partial as _Partial
 from workbench.search.generators import FailedGeneration, GenerationContext, Generator
 from workbench.search.methods import Method, MethodContext
 from workbench.search.pipeline import PipelineMixin
+from workbench.search.unmeasurable import UnmeasurableMixin
 from workbench.search.selection import PUCTSelector, Selector
 
 _CONFIG_KEYS = ("problem_id", "method", "generator", "forecaster", "budget", "seed", "selector",
                 "hardware_key", "max_seeds", "adapt_forecasts", "in_flight", "pipeline")
 #: Stored value of a config key that searches written before the key existed lack.
 _CONFIG_DEFAULTS = {"adapt_forecasts": False, "in_flight": 1, "pipeline": 0}
-
-
-class SearchRun(PipelineMixin):
+class SearchRun(PipelineMixin, UnmeasurableMixin):
     """One kernel search of `problem`, driven by `step()` (ask/tell inside) or `run()`.
 
     budget: GPU measurements allowed (seeds included). max_seeds: seeds measured at step 0.
@@ -103,7 +113,7 @@ class SearchRun(PipelineMixin):
                  budget: int, seed: int = 0, selector: Selector | None = None, max_seeds: int = 4,
                  max_steps: int | None = None, max_idle: int = 25, name: str = "",
                  adapt_forecasts: bool = True, in_flight: int = 1, pipeline: int = 0,
-                 spec: dict[str, Any] | None = None):
+                 spec: dict[str, Any] | None = None, max_unmeasurable: int = 3):
         if budget < 1:
             raise ConfigError(f"budget must be at least 1 GPU measurement, got {budget}")
         if method.needs_forecaster and forecaster is None:
@@ -114,6 +124,7 @@ class SearchRun(PipelineMixin):
         self.selector = selector or PUCTSelector()
         self.max_steps = max_steps if max_steps is not None else 20 * self.budget
         self.max_idle = max_idle
+        self.max_unmeasurable = int(max_unmeasurable)
         self.name = name
         self.adapt_forecasts = bool(adapt_forecasts)
         if int(in_flight) < 1:
@@ -143,6 +154,9 @@ class SearchRun(PipelineMixin):
         self.trusted = 0
         self.failed_generations = 0
         self.idle_steps = 0
+        self.unmeasurable: set[str] = set()  # candidate ids the executor cannot measure
+        self.unmeasurable_steps = 0
+        self._step_unmeasurable = self._step_submitted = 0
         self.finished = False
         self.finish_reason = ""
         self._partial = _Partial()
@@ -203,9 +217,12 @@ class SearchRun(PipelineMixin):
             f = self.forecasts.get(m.candidate_id)
             if f is not None and m.ok and m.speedup:
                 self.history.append((f, m))
+        elif isinstance(e, ev.Unmeasurable):
+            self.unmeasurable.add(e.candidate_id)
         elif isinstance(e, ev.StepDone):
             self.step_index = e.step + 1
             self.idle_steps = e.idle_steps
+            self.unmeasurable_steps = e.unmeasurable_steps or 0
         elif isinstance(e, ev.Finished):
             self.finished = True
             self.finish_reason = e.reason
@@ -289,6 +306,7 @@ class SearchRun(PipelineMixin):
             return self._finish("max_steps reached")
         rng = random.Random(f"{self.seed}:{self.step_index}")
         self._step_new, self._reserved = [], 0
+        self._step_unmeasurable = self._step_submitted = 0
         deferred = self._deferred() if self.idle_steps >= self.max_idle else []
         if deferred:  # the generator ran dry: spend the budget left on the trusted candidates
             self._emit(ev.Selected(parent_id=None, deferred=True))
@@ -305,10 +323,13 @@ class SearchRun(PipelineMixin):
             return self._finish("no usable parent: every archived kernel failed")
         if not deferred:
             self.idle_steps = 0 if self._step_new else self.idle_steps + 1
+        streak = self._unmeasurable_streak()
         self._emit(ev.StepDone(gpu_measurements=self.used, considered=self.considered,
-                               idle_steps=self.idle_steps))
+                               idle_steps=self.idle_steps, unmeasurable_steps=streak or None))
         if self.budget_left <= 0:
             return self._finish("budget spent")
+        if self.unmeasurable_steps >= self.max_unmeasurable:
+            return self._finish(self._unmeasurable_end())
         if self.idle_steps >= self.max_idle and not self._deferred():
             return self._finish("exhausted: the generator proposes no new candidates")
         if self._stop.is_set():
@@ -477,9 +498,10 @@ class SearchRun(PipelineMixin):
                            prior_reference_ms=self.prior_reference_ms)
 
     def _deferred(self) -> list[Entry]:
-        """Trusted, never measured archive entries, highest expected speedup first (archive
-        order on ties)."""
-        pending = [e for e in self.archive if e.kind == TRUSTED and e.candidate_id not in self.measurements]
+        """Trusted, never measured archive entries that the executor can measure, highest
+        expected speedup first (archive order on ties)."""
+        pending = [e for e in self.archive if e.kind == TRUSTED and e.candidate_id not in self.measurements
+                   and e.candidate_id not in self.unmeasurable]
         return sorted(pending, key=lambda e: -(e.speedup or 0.0))
 
     def _trust(self, c: Candidate, f: Forecast | None, parent_id: str) -> None:
@@ -497,7 +519,8 @@ class SearchRun(PipelineMixin):
                 parent_ids: dict[str, str | None] | None = None, slot: int | None = None) -> _Batch:
         """Queue `queue` (cut to the unreserved budget) and hand what is not already measured to
         the executor without waiting; `_collect` records the results."""
-        queue = queue[: max(0, self.unreserved)]
+        queue = self._measurable(queue)[: max(0, self.unreserved)]
+        self._step_submitted += len(queue)
         self._reserved += len(queue)
         todo: list[Candidate] = []
         reused: dict[str, Measurement] = {}

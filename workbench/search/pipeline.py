@@ -130,6 +130,7 @@ class PipelineMixin:
             return "max_steps reached"
         rng = random.Random(f"{self.seed}:{self.step_index}")
         self._step_new = []
+        self._step_unmeasurable = self._step_submitted = 0
         if self.step_index == 0:
             self._emit(ev.Selected(parent_id=None))
             proposals = self._reuse_or(self._seed_proposals)
@@ -159,10 +160,13 @@ class PipelineMixin:
         self._hand_over(queue, self.candidates[parent_id])
 
     def _end_expansion(self, idle: int) -> str:
+        """Write the expansion's `step_done`; "" to go on, or why the run must end (it proposed
+        only unmeasurable kernels `max_unmeasurable` times in a row)."""
         self.idle_steps = idle
+        streak = self._unmeasurable_streak()
         self._emit(ev.StepDone(gpu_measurements=self.used, considered=self.considered, idle_steps=idle,
-                               in_flight=len(self._flight)))
-        return ""
+                               in_flight=len(self._flight), unmeasurable_steps=streak or None))
+        return self._unmeasurable_end() if self.unmeasurable_steps >= self.max_unmeasurable else ""
 
     def _hand_over(self, queue: list[Candidate], parent: Candidate | None,
                    parent_ids: dict[str, str | None] | None = None) -> None:

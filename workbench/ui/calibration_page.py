@@ -4,6 +4,10 @@ measurements in a `CalibrationView`, or compute held-out learned forecasts when 
 Held-out forecasts come from problem-level cross-validation (`workbench.evaluate.crossval`):
 every forecast is made by a LearnedForecaster that never saw the candidate's problem, so the
 coverage and risk shown are honest. They are stored under the forecaster name `learned-heldout`.
+The computation (one fit per fold; docs/app.md gives the time it takes) runs in a child process
+(`workbench.ui.jobs`): the page shows its progress and elapsed time, and Cancel kills it at once.
+Each fold's fit goes to the cache of fitted forecasters, so computing again over the same rows
+(after a cancel, or on another day) loads the folds already fitted.
 """
 from __future__ import annotations
 
@@ -12,25 +16,12 @@ import time
 import panel as pn
 
 from workbench.ui.calibration_view import CalibrationView, calibration_info
-from workbench.ui.runner import BackgroundJobs
+from workbench.ui.jobs import BackgroundJobs
 from workbench.ui.safe import esc
+from workbench.ui.tasks import HELD_OUT, heldout_forecasts  # noqa: F401 (re-exported)
 
-HELD_OUT = "learned-heldout"
 #: Seconds between rebuilds of the pairs while the store keeps changing (a search is running).
 MIN_RELOAD_S = 5.0
-
-
-def heldout_forecasts(store, hardware_key: str, folds: int = 5, seed: int = 0) -> int:
-    """Store `learned-heldout` forecasts for every ok measurement on `hardware_key`; returns how many."""
-    from workbench.evaluate.crossval import evaluate
-    from workbench.forecast.learned import LearnedForecaster
-
-    ms = store.measurements(hardware_key=hardware_key)
-    res = evaluate(lambda: LearnedForecaster(), store.problems(), store.candidates(), ms,
-                   folds=folds, seed=seed, gpu=hardware_key)
-    fs = [f.replace(forecaster=HELD_OUT) for f in res.forecasts]
-    store.put_forecasts(fs)
-    return len(fs)
 
 
 def hardware_keys(store) -> list[str]:
@@ -61,6 +52,8 @@ class CalibrationPage(pn.viewable.Viewer):
         self.compute_btn = pn.widgets.Button(label="Compute held-out learned forecasts",
                                              button_type="primary", css_classes=["wb-compute"])
         self.compute_btn.on_click(self.compute)
+        self.cancel_btn = pn.widgets.Button(label="Cancel", css_classes=["wb-compute-cancel"], visible=False)
+        self.cancel_btn.on_click(self.cancel)
         # HTML with escaped names: GPU keys and forecaster names come from the database.
         self.note = pn.pane.HTML("", css_classes=["wb-calibration-note"], sizing_mode="stretch_width")
         self.view = CalibrationView()
@@ -76,11 +69,17 @@ class CalibrationPage(pn.viewable.Viewer):
         return f"heldout:{self.gpu.value}"
 
     def compute(self, event=None) -> None:
-        """Start computing held-out forecasts for the chosen GPU in the background."""
+        """Start computing held-out forecasts for the chosen GPU in a child process."""
         key = self.gpu.value
         if not key:
             return
-        self._jobs.submit(self.job_name, lambda: heldout_forecasts(self._store, key))
+        self._jobs.submit(self.job_name, "workbench.ui.tasks:heldout_job", child=True,
+                          db=str(self._store.path), hardware_key=key)
+        self.refresh(force=True)
+
+    def cancel(self, event=None) -> None:
+        """Kill the computation at once (folds already fitted stay in the fit cache)."""
+        self._jobs.cancel(self.job_name)
         self.refresh(force=True)
 
     def refresh(self, force: bool = False) -> None:
@@ -115,19 +114,28 @@ class CalibrationPage(pn.viewable.Viewer):
                     "load-shipped</code>) or measure candidates on a GPU.")
         elif not name:
             text = (f"No forecasts on <b>{esc(key)}</b> yet: compute held-out learned forecasts "
-                    "(problem-level cross-validation, about a minute or two on a laptop) or run a search.")
+                    "(problem-level cross-validation in a child process, with progress and Cancel; "
+                    "docs/app.md says how long it takes) or run a search.")
         else:
             text = (f"Forecaster <b>{esc(name)}</b> on <b>{esc(key)}</b>: {self.view._info.n} forecasts "
                     "paired with correct measurements. Trusted forecasts stand in for a GPU measurement.")
+        elapsed = f"{self._jobs.elapsed_s(self.job_name):.0f} s" if status else ""
         if status == "running":
-            text += " Computing held-out learned forecasts in the background..."
+            progress = self._jobs.message(self.job_name) or "starting..."
+            text += (f" <span class='wb-compute-progress'>Computing held-out learned forecasts ({elapsed} so far): "
+                     f"{esc(progress)}</span>")
+        elif status == "cancelled":
+            text += f" <span class='wb-compute-progress'>Held-out forecasts cancelled after {elapsed}.</span>"
         elif status.startswith("failed"):
-            text += f" Held-out forecasts {esc(status)}."
+            text += f" <span class='wb-compute-progress'>Held-out forecasts {esc(status)}.</span>"
+        elif status == "done":
+            text += f" <span class='wb-compute-progress'>Held-out forecasts computed in {elapsed}.</span>"
         text = f"<p>{text}</p>"
         self.compute_btn.disabled = status == "running" or not key
+        self.cancel_btn.visible = status == "running"
         if text != self.note.object:
             self.note.object = text
 
     def __panel__(self):
-        return pn.Column(pn.Row(self.gpu, self.forecaster, self.compute_btn), self.note, self.view,
+        return pn.Column(pn.Row(self.gpu, self.forecaster, self.compute_btn, self.cancel_btn), self.note, self.view,
                          sizing_mode="stretch_width")

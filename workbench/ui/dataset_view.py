@@ -80,8 +80,10 @@ class DatasetView(pn.viewable.Viewer):
         f = self._frame
         opts = lambda col: [ALL] + sorted(str(v) for v in f[col].dropna().unique() if v != "")  # noqa: E731
         self._filters.objects = [
-            pn.widgets.Select.from_param(self.param.problem, options=opts("problem"), name="Problem"),
-            pn.widgets.Select.from_param(self.param.gpu, options=opts("gpu"), name="GPU"),
+            pn.widgets.Select.from_param(self.param.problem, options=opts("problem"), name="Problem",
+                                         css_classes=["wb-dataset-problem"]),
+            pn.widgets.Select.from_param(self.param.gpu, options=opts("gpu"), name="GPU",
+                                         css_classes=["wb-dataset-gpu"]),
             pn.widgets.Select.from_param(self.param.status, options=opts("status"), name="Status"),
             pn.widgets.Select.from_param(self.param.bin, options=[ALL] + list(bins.LABELS), name="Bin"),
         ]

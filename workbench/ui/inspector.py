@@ -123,15 +123,21 @@ def own_log(log: str, candidate_id: str) -> tuple[str, bool]:
 
 
 def log_html(m: Measurement | None, max_chars: int = 4000) -> str:
-    """The measurement's own log (tail), escaped, with a note when other candidates' output was
-    recorded with it and left out."""
+    """The measurement's own log (tail), escaped, under one note that says what is shown: this
+    candidate's part only (other candidates' output recorded with it left out), nothing because
+    the recorded log held only other candidates' output, nothing because none was recorded, or
+    nothing because the candidate was not measured on this GPU type."""
     if m is None:
-        return ""
+        return ("<p class='wb-log-note'><i>Not measured on this GPU type, so there is no compile or run "
+                "log.</i></p>")
     text, foreign = own_log(m.log or "", m.candidate_id)
-    note = ("<p class='wb-log-note'><i>The recorded log also held other candidates' output (the "
-            "worker measured them in a row); only this candidate's part is shown.</i></p>" if foreign else "")
     if not text.strip():
-        return note + "<p class='wb-log-note'><i>No log of this candidate was recorded.</i></p>"
+        why = ("the recorded log holds only other candidates' output (the worker measured them in a row), "
+               "none of it this candidate's" if foreign else "no log of this candidate was recorded")
+        return f"<p class='wb-log-note'><i>Nothing to show: {why}.</i></p>"
+    note = ("<p class='wb-log-note'><i>Only this candidate's part of the recorded log is shown; other "
+            "candidates' output, recorded with it (the worker measured them in a row), is left out.</i></p>"
+            if foreign else "")
     return note + pre(text[-max_chars:], "wb-log-text")
 
 
@@ -170,9 +176,14 @@ def reasoning_html(f: Forecast | None, hardware_key: str = "", others: Sequence[
                 if others else "")
         return f"<p><b>No forecast</b>{where} for this candidate{also}.</p>"
     cost = f", {cost_text(f.prompt_tokens, f.completion_tokens, f.seconds)}" if f.seconds or f.completion_tokens else ""
+    if f.abstained:  # no distribution was given: no bin and no confidence, as the table shows it
+        head = (f"<p><b>Forecaster</b> {code(f.forecaster)} for <b>{esc(f.hardware_key.upper())}</b> "
+                f"(<b>abstained</b>: no forecast bin and no confidence; the search measures such a "
+                f"candidate rather than trust it{cost})</p>")
+        return head + pre(f.reasoning or "(no reason given)", "wb-reasoning-text")
     head = (f"<p><b>Forecaster</b> {code(f.forecaster)} for <b>{esc(f.hardware_key.upper())}</b> "
             f"({esc(f.parse_status.value)}, sum of the probabilities it gave before normalising "
-            f"{f.raw_sum:.2f}, confidence {f.confidence:.2f}{cost})</p>")
+            f"{f.raw_sum:.2f}, confidence {f.confidence:.3f}{cost})</p>")
     return head + pre(f.reasoning or "(no reasoning given)", "wb-reasoning-text")
 
 
@@ -298,9 +309,11 @@ class CandidateInspector(pn.viewable.Viewer):
         self.reasoning.object = reasoning_html(f, self.hardware_key, others)
         self.generation.object = generation_html(facts.get("generation"))
         gpu = self.hardware_key.upper() or "?"
-        if f is None:
+        if f is None or f.abstained:
             set_data(self._dist, dict(x=[], p=[], color=[]))
-            self.chart_label.object = f"<p><b>No forecast for {esc(gpu)}</b>: nothing is drawn.</p>"
+            self.chart_label.object = (f"<p><b>No forecast for {esc(gpu)}</b>: nothing is drawn.</p>" if f is None
+                                       else f"<p><b>The forecast for {esc(gpu)} abstained</b>: no distribution "
+                                       "to draw.</p>")
         else:
             true_bin = m.bin if m is not None and m.ok else None
             set_data(self._dist, dict(x=list(bins.LABELS), p=list(f.probabilities),
@@ -320,5 +333,5 @@ class CandidateInspector(pn.viewable.Viewer):
                                 pn.Column(self.details, self.reasoning)),
                          self.generation,
                          pn.pane.Markdown("#### Source diff against the parent"), self.diff,
-                         pn.pane.Markdown("#### Compile and run log (this candidate's part)"), self.log,
+                         pn.pane.Markdown("#### Compile and run log"), self.log,
                          sizing_mode="stretch_width")

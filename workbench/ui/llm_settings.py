@@ -4,8 +4,10 @@ SGLang server, or a hosted API) used by the LLM forecaster and the LLM generator
 The form holds the base URL, the model name, the *name* of the environment variable that holds
 the API key (the key itself never enters the page or the database) and the number of requests in
 flight at once. Defaults come from WORKBENCH_LLM_BASE_URL / WORKBENCH_LLM_MODEL. "Check" asks the
-server which models it serves and says what it found, or why it could not be reached: as a
-message, never a traceback.
+server which models it serves and says what it found, or why it could not be reached or answered
+with an error (an HTTP status such as 404 or 501 included): as a message, never a traceback. The
+question is asked off the server's event loop, so a slow endpoint never holds up the page for
+anyone else.
 """
 from __future__ import annotations
 
@@ -50,11 +52,54 @@ class LLMSettings:
         return os.environ.get(self.api_key_env) or None
 
     def served_models(self, timeout_s: float = 10.0) -> list[str]:
-        """The model ids the server lists; raises an LLMError with a message on failure."""
+        """The model ids the server lists. Every failure raises an LLMError whose message says
+        what to fix: unreachable, or an HTTP error status (e.g. 404: no OpenAI-compatible API at
+        that address; 501: the server does not list its models)."""
         from workbench.llm.client import ChatClient
+        from workbench.llm.errors import LLMError
 
         self.check()
-        return ChatClient.list_models(self.base_url, api_key=self.api_key(), timeout_s=timeout_s)
+        try:
+            return ChatClient.list_models(self.base_url, api_key=self.api_key(), timeout_s=timeout_s)
+        except LLMError:
+            raise
+        except Exception as e:  # noqa: BLE001 - the client's HTTP errors become a message
+            raise LLMConfigError(http_error_message(self.base_url, e)) from e
+
+
+def http_error_message(base_url: str, e: Exception) -> str:
+    """What to tell the user when GET {base_url}/models failed with `e` (an HTTP status error of
+    the OpenAI client, or anything else)."""
+    status = getattr(e, "status_code", None)
+    where = f"GET {base_url.rstrip('/')}/models"
+    if status == 404:
+        return (f"{where} answered HTTP 404 (not found): no OpenAI-compatible API at that address. The base "
+                "URL usually ends in /v1, e.g. http://127.0.0.1:8080/v1; check the server's address and port")
+    if status in (401, 403):
+        return (f"{where} answered HTTP {status} (not allowed): the server wants an API key; put it in the "
+                "environment variable named under \"API key\" before starting the app")
+    if status == 501:
+        return (f"{where} answered HTTP 501 (not implemented): the server does not list its models, so the "
+                "workbench cannot check that it serves the model; use an OpenAI-compatible server that does "
+                "(llama.cpp's, vLLM, SGLang, Ollama's /v1)")
+    if status is not None:
+        return f"{where} answered HTTP {status}: {str(e)[:300]}; check the server's log"
+    return f"{where} failed ({type(e).__name__}: {str(e)[:300]})"
+
+
+def check_text(s: LLMSettings) -> str:
+    """The Check result for `s` as HTML (an error, or what the server serves); never raises."""
+    from workbench.errors import WorkbenchError
+
+    try:
+        models = s.served_models()
+    except WorkbenchError as e:
+        return f"<p class='wb-llm-error'><b>LLM endpoint error:</b> {esc(e)}</p>"
+    key = "set" if s.api_key() else "not set (fine for a local server)"
+    found = ", ".join(code(m) for m in models[:20]) or "none"
+    warn = "" if s.model in models else (f" &mdash; <b>{code(s.model or '(no model typed)')} is not one of "
+                                         "them</b>")
+    return f"<p><b>LLM endpoint reached:</b> serves {found}{warn}; {esc(s.api_key_env)} is {key}.</p>"
 
 
 class LLMSettingsPanel(pn.viewable.Viewer):
@@ -81,21 +126,17 @@ class LLMSettingsPanel(pn.viewable.Viewer):
                            api_key_env=(self.key_env.value or "").strip() or ENV_API_KEY,
                            concurrency=int(self.concurrency.value or 0))
 
-    def _check(self, event=None) -> None:
-        from workbench.errors import WorkbenchError
+    async def _check(self, event=None) -> None:
+        """Ask the server (in a worker thread: the event loop serves every session meanwhile)."""
+        import asyncio
 
         s = self.settings()
+        self.check_btn.disabled = True
+        self.status.object = f"<p>asking {esc(s.base_url or '(no URL)')} for its models...</p>"
         try:
-            models = s.served_models()
-        except WorkbenchError as e:
-            self.status.object = f"<p><b>LLM endpoint:</b> {esc(e)}</p>"
-            return
-        key = "set" if s.api_key() else "not set (fine for a local server)"
-        found = ", ".join(code(m) for m in models[:20]) or "none"
-        warn = "" if s.model in models else (f" &mdash; <b>{code(s.model or '(no model typed)')} is not one of "
-                                             "them</b>")
-        self.status.object = (f"<p><b>LLM endpoint reached:</b> serves {found}{warn}; "
-                              f"{esc(s.api_key_env)} is {key}.</p>")
+            self.status.object = await asyncio.get_running_loop().run_in_executor(None, check_text, s)
+        finally:
+            self.check_btn.disabled = False
 
     def __panel__(self):
         return pn.Card(self.base_url, self.model, self.key_env, self.concurrency, self.check_btn, self.status,

@@ -1,15 +1,43 @@
 """The search form as a `param.Parameterized`: its selectors' objects and defaults come from the
 registry (`workbench.spec.registry`), so the app offers exactly what the CLI does, with the same
 defaults. `SearchForm.spec()` is the `SearchSpec` the form describes; `widgets()` renders the
-parameters the page shows (each widget linked both ways to its parameter); `local_card()` the
-local forecaster's model fields, shown while the forecaster is "local"."""
+parameters the page shows (each widget linked both ways to its parameter, except the budget: a
+text box read by `parse_budget`, so what was typed is what runs or is refused); `local_card()`
+the local forecaster's model fields, shown while the forecaster is "local"."""
 from __future__ import annotations
+
+import re
 
 import panel as pn
 import param
 
 from workbench.errors import ConfigError
 from workbench.spec import DEFAULTS, ForecasterChoice, SearchSpec, registry as reg
+
+
+#: The largest budget the app runs, in GPU measurements: far above any search it is meant for,
+#: small enough that a slip of the keyboard (an extra zero, "1e9") is refused rather than run.
+MAX_BUDGET = 10_000
+_DIGITS = re.compile(r"[0-9]+")
+
+
+def parse_budget(text: object) -> int:
+    """The budget typed in the Budget box, as a whole number of GPU measurements in
+    [1, MAX_BUDGET]; anything else (a decimal, an exponent, a sign, a word) raises ConfigError
+    saying what to type. Never rounds, drops characters or reads part of the text."""
+    typed = "" if text is None else str(text).strip()
+    if not typed:
+        raise ConfigError("the Budget box is empty: type a whole number of GPU measurements, e.g. 40")
+    if not _DIGITS.fullmatch(typed):
+        raise ConfigError(f"Budget {typed!r} is not a whole number of GPU measurements: type digits only, "
+                          "e.g. 40 (no decimal point, sign or exponent)")
+    budget = int(typed)
+    if budget < 1:
+        raise ConfigError("Budget 0: a search needs at least 1 GPU measurement")
+    if budget > MAX_BUDGET:
+        raise ConfigError(f"Budget {budget} is more than the {MAX_BUDGET} GPU measurements the app runs "
+                          "in one search: type a smaller number (the CLI's --budget takes any)")
+    return budget
 
 
 def _cuda_devices() -> list[str]:
@@ -107,7 +135,7 @@ class SearchForm(param.Parameterized):
 
     def widgets(self, problem_options: dict[str, str]) -> dict[str, pn.widgets.Widget]:
         """The shown widgets, by parameter: problem (type to filter), GPU, forecaster, generator,
-        method, budget."""
+        method, budget (a text box: `parse_budget` reads it when a search starts)."""
         return {
             "problem": pn.widgets.AutocompleteInput.from_param(
                 self.param.problem, name="Problem (type a name, level or tag)", options=problem_options,
@@ -117,5 +145,6 @@ class SearchForm(param.Parameterized):
             "forecaster": pn.widgets.Select.from_param(self.param.forecaster, name="Forecaster"),
             "generator": pn.widgets.Select.from_param(self.param.generator, name="Generator"),
             "method": pn.widgets.Select.from_param(self.param.method, name="Method"),
-            "budget": pn.widgets.IntInput.from_param(self.param.budget, name="Budget (GPU measurements)"),
+            "budget": pn.widgets.TextInput(name="Budget (GPU measurements)", value=str(self.budget),
+                                           css_classes=["wb-budget"]),
         }

@@ -1,7 +1,11 @@
-"""A fitted learned forecaster corrected by measured kernels of one problem on one GPU."""
+"""A fitted learned forecaster corrected by measured kernels of one problem on one GPU.
+
+This module does not import `forecaster.py` (which builds AdaptedForecasters), not even for
+type hints: what it needs of its base is the `AdaptableBase` protocol below, so the two modules
+form no import cycle."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
 
@@ -9,8 +13,23 @@ from workbench.forecast.base import BatchForecaster
 from workbench.forecast.features import FEATURE_NAMES
 from workbench.records import Candidate, Forecast, Hardware, Problem
 
-if TYPE_CHECKING:
-    from workbench.forecast.learned.forecaster import LearnedForecaster
+
+class AdaptableBase(Protocol):
+    """What AdaptedForecaster uses of its base (a fitted `LearnedForecaster`)."""
+
+    name: str
+    has_median: bool
+
+    def _features(self, rows: Sequence[tuple[Problem, Candidate, Hardware]]) -> np.ndarray: ...
+
+    def evidence_correction(self, X_evidence: np.ndarray, log2_evidence: np.ndarray, X: np.ndarray,
+                            bandwidth: float, prior: float) -> np.ndarray: ...
+
+    def _forecast_batch(self, items: Sequence[tuple[Problem, Candidate]], hardware: Hardware, relative_to: str,
+                        parents: Sequence[Candidate | None] | None, adapted: "AdaptedForecaster | None"
+                        ) -> list[Forecast]: ...
+
+    def calibration_set(self) -> tuple[np.ndarray, np.ndarray] | None: ...
 
 
 class AdaptedForecaster(BatchForecaster):
@@ -18,7 +37,7 @@ class AdaptedForecaster(BatchForecaster):
     (`LearnedForecaster.adapted`). Same name as the base: its forecasts are the base's
     forecasts with the problem's evidence folded in, and their reasoning says by how much."""
 
-    def __init__(self, base: "LearnedForecaster", problem: Problem, hardware: Hardware,
+    def __init__(self, base: AdaptableBase, problem: Problem, hardware: Hardware,
                  evidence: list[tuple[Candidate, float]], bandwidth: float, prior: float):
         self.base, self.problem, self.hardware = base, problem, hardware
         self.evidence, self.bandwidth, self.prior = evidence, bandwidth, prior
