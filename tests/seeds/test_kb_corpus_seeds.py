@@ -29,11 +29,10 @@ KB = Path(__file__).parents[1] / "problems" / "kb_corpus"
 #: whole corpus to minutes). The executor's own CPU sizes are larger; any size does for a seed.
 TEST_BYTES, TEST_FLOPS = 256 * 2**10, 4e6
 OPTIONS = {"seeds": [0], "input_sets": 1, "cpu_timing": {"max_total_ms": 20, "max_runs": 3}}
-#: The reference's __init__ draws its initial state with a size global its get_init_inputs() does
-#: not pass (`self.h0 = torch.randn((num_layers, batch_size, hidden_size))`): a candidate's own
-#: copy of the global keeps the full size at reduced sizes, so no candidate can match there until
-#: the executor applies the run's sizes to the candidate's module as it does to the reference's.
-SIZE_GLOBAL_STATE = {"L3/8_LSTM", "L3/9_LSTMBidirectional", "L3/11_GRU", "L3/12_GRUBidirectional"}
+#: References whose __init__ draws its initial state with a size global get_init_inputs() does not
+#: pass (`self.h0 = torch.randn((num_layers, batch_size, hidden_size))`): their seeds are correct at
+#: reduced sizes only because the executor loads a candidate's module at the problem's sizes.
+SIZE_GLOBAL_STATE = ("L3/8_LSTM", "L3/9_LSTMBidirectional", "L3/11_GRU", "L3/12_GRUBidirectional")
 
 
 class _OneAtATime:
@@ -67,10 +66,16 @@ def _small(problem):
     return problem.replace(source=problem.source + f"\n\nCPU_SIZES = {sizes!r}\n")
 
 
-def _run_corpus(tmp_path, every: int) -> None:
+def corpus() -> list:
     problems, errors = load_dir(KB)
     assert not errors and len(problems) >= 120
-    problems = [_small(p) for p in problems[::every]]
+    return problems
+
+
+def run_corpus(tmp_path, problems) -> None:
+    """Seed and search each of `problems` (at the test's reduced sizes); assert each got a correct
+    seed and a search of budget 3."""
+    problems = [_small(p) for p in problems]
     results: dict[str, dict] = {}
     lock = threading.Lock()
     executor = ChunkedExecutor(cpu_hardware(), device="cpu", workers=2, max_chunk=8, timeout_s=300,
@@ -99,7 +104,7 @@ def _run_corpus(tmp_path, every: int) -> None:
             list(pool.map(search, problems))
     finally:
         executor.close()
-    no_seed = {pid: r["why"] for pid, r in results.items() if not r["ok_seeds"] and pid not in SIZE_GLOBAL_STATE}
+    no_seed = {pid: r["why"] for pid, r in results.items() if not r["ok_seeds"]}
     assert not no_seed, no_seed
     assert all(r["used"] == 3 for r in results.values()), {k: r for k, r in results.items() if r["used"] != 3}
     for pid, r in results.items():  # every seed's kind is in its generated event
@@ -107,9 +112,17 @@ def _run_corpus(tmp_path, every: int) -> None:
 
 
 def test_every_eighth_corpus_file_gets_a_correct_seed_and_a_search_of_budget_3(tmp_path):
-    _run_corpus(tmp_path, 8)
+    run_corpus(tmp_path, corpus()[::8])
 
 
 @pytest.mark.slow  # the whole corpus: about 20 minutes on 2 cores (see the module doc)
 def test_every_corpus_file_gets_a_correct_seed_and_a_search_of_budget_3(tmp_path):
-    _run_corpus(tmp_path, 1)
+    run_corpus(tmp_path, corpus())
+
+
+def test_references_drawing_state_from_a_size_global_get_a_correct_seed(tmp_path):
+    """Two of the RNN files whose __init__ reads `batch_size` as a global (an LSTM and a
+    bidirectional GRU; all four run in the whole-corpus test): correct at reduced sizes only
+    because the candidate's module follows the problem's size overrides (about 25 s each)."""
+    by_id = {p.id: p for p in corpus()}
+    run_corpus(tmp_path, [by_id[SIZE_GLOBAL_STATE[0]], by_id[SIZE_GLOBAL_STATE[3]]])

@@ -13,8 +13,10 @@ import contextlib
 from typing import Any
 
 from workbench.execution import correctness, guards
+from workbench.execution.candidate import at_sizes
 from workbench.execution.gpu_lock import GpuLock
 from workbench.execution.models import clone, copy_state, make_inputs
+from workbench.problems.loaded import SIZES_ATTR
 
 
 class Verdict(Exception):
@@ -191,7 +193,11 @@ def check_correctness(problem_mod, cand_mod, device, seeds, reduced_k: int, labe
     `gpu`, everything from moving the models to the device on holds its lock shared.
     `contract`: the run's precision and tolerance (`workbench.problems.contract.Contract`;
     None: the default; the problem module is loaded at its precision by the caller).
+    The candidate runs at the sizes `problem_mod` was loaded at: when the loader overrode size
+    globals the candidate's file assigns too, its file is executed again with them
+    (`candidate.at_sizes`), as the executor's worker imports it.
     """
+    cand_mod = at_sizes(cand_mod, getattr(problem_mod, SIZES_ATTR, None))
     if matmul_like is None:
         matmul_like = correctness.is_matmul_like(str(getattr(problem_mod, "CATEGORY", "")),
                                                  tuple(getattr(problem_mod, "TAGS", ()) or ()))

@@ -1,9 +1,10 @@
 """One measurement job, run inside a chunk worker (chunked.py) on behalf of the executor, and
 the clean reference worker that the judge runs the reference in.
 
-The candidate's side (`run_job`): static guards -> import the candidate from a real file
-(Triton needs source) -> ModelNew at each shape, with the reference's weights read from the
-files the judge's preparation wrote (this process never builds or holds a reference) -> one
+The candidate's side (`run_job`): static guards -> the problem loaded at each shape -> the
+candidate imported from a real file (Triton needs source), at each shape's size overrides where
+they reach its own globals (candidate.py) -> ModelNew at each shape, with the reference's
+weights read from the files the judge's preparation wrote (this process never builds or holds a reference) -> one
 warm-up call per shape on inputs of its own (compiles, autotunes) -> "gate": the executor asks
 the judge's timer (timer.py) for a session, and this process answers its calls through the
 gate (gate.py) until the timer ends it. It returns no data: the timer draws the inputs, takes
@@ -19,16 +20,15 @@ session: no other worker of the executor runs anything on the GPU while the time
 """
 from __future__ import annotations
 
-import importlib.util
-import os
 import sys
 import threading
 import time
 import traceback
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from workbench.execution import gate, guards
+from workbench.execution.candidate import candidate_sizes, load_candidate
 from workbench.execution.gpu_lock import GpuLock
 from workbench.execution.job import WorkerJob
 from workbench.execution.localcheck import Verdict, check_correctness, classify_error  # noqa: F401 (re-exported)
@@ -74,14 +74,17 @@ def compile_outside_lock(gpu: GpuLock | None) -> None:
     _COMPILING_UNDER = gpu
 
 
-def _import_candidate(source: str, workdir: Path, cid: str):
+def _import_candidate(source: str, workdir: Path, cid: str, overrides: Mapping[str, Any] | None = None,
+                      tag: str = ""):
+    """The candidate `source` as a module executed from a real file (Triton reads kernels from
+    it), with the problem's size `overrides` applied to the size globals it assigns
+    (`candidate.load_candidate`); `tag` names a second module of the same file (another
+    shape). Raises Verdict("compile_error") when it fails to import or defines no ModelNew."""
     path = workdir / f"candidate_{cid}.py"
-    path.write_text(source)
-    spec = importlib.util.spec_from_file_location(f"wb_candidate_{cid}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
+    if not path.is_file() or path.read_text() != source:
+        path.write_text(source)
     try:
-        spec.loader.exec_module(module)
+        module = load_candidate(source, path, f"wb_candidate_{cid}" + (f"__{tag}" if tag else ""), overrides)
     except SyntaxError as e:
         raise Verdict("compile_error", f"syntax error at line {e.lineno}: {e.msg}") from e
     except Exception as e:  # noqa: BLE001
@@ -89,6 +92,21 @@ def _import_candidate(source: str, workdir: Path, cid: str):
     if not hasattr(module, "ModelNew"):
         raise Verdict("compile_error", "the candidate defines no `ModelNew` class (KernelBench answer form)")
     return module
+
+
+def import_at_shapes(source: str, workdir: Path, cid: str, shapes: dict[str, Any]) -> dict[str, Any]:
+    """The candidate's module for each shape (`shapes`: name -> LoadedProblem), each with that
+    shape's size overrides applied (`candidate.candidate_sizes`); shapes whose overrides reach
+    the candidate alike share one module."""
+    by_sizes: dict[str, Any] = {}
+    out: dict[str, Any] = {}
+    for name, lp in shapes.items():
+        mine = candidate_sizes(source, lp.overrides)
+        key = repr(sorted(mine.items()))
+        if key not in by_sizes:
+            by_sizes[key] = _import_candidate(source, workdir, cid, mine, tag="" if not by_sizes else name)
+        out[name] = by_sizes[key]
+    return out
 
 
 def load_shape(problem: dict, spec: dict):
@@ -111,11 +129,11 @@ def _sync(device: str) -> None:
 _LABELS = {"full": "full size", "second": "second shape"}
 
 
-def _build(job: WorkerJob, cand_mod, gpu: GpuLock) -> dict[str, Any]:
-    """ModelNew at each shape, cast to the run's precision (`job.options.contract`, as the
-    benchmark casts the model it is given) and given the reference's weights, on the device,
-    after one warm-up call on inputs of its own (compiles and autotunes happen here, not in
-    the judge's session)."""
+def _build(job: WorkerJob, cand_mods: dict[str, Any], shapes: dict[str, Any], gpu: GpuLock) -> dict[str, Any]:
+    """ModelNew at each shape (from that shape's module of the candidate), cast to the run's
+    precision (`job.options.contract`, as the benchmark casts the model it is given) and given
+    the reference's weights, on the device, after one warm-up call on inputs of its own
+    (compiles and autotunes happen here, not in the judge's session)."""
     import torch
 
     from workbench.execution.tensorfile import read_state
@@ -123,11 +141,10 @@ def _build(job: WorkerJob, cand_mod, gpu: GpuLock) -> dict[str, Any]:
     seed = int(job.options.seeds[0])
     contract = job.options.contract
     models: dict[str, Any] = {}
-    shapes = {name: load_shape(job.problem, spec) for name, spec in job.prepared["shapes"].items()}
     for name, lp in shapes.items():
         torch.manual_seed(seed)
         try:
-            new = cand_mod.ModelNew(*lp.get_init_inputs())
+            new = cand_mods[name].ModelNew(*lp.get_init_inputs())
         except Exception as e:  # noqa: BLE001
             raise Verdict("runtime_error", f"ModelNew(*get_init_inputs()) failed: {type(e).__name__}: {e}") from e
         try:
@@ -206,12 +223,15 @@ def run_job(job: WorkerJob, link: gate.Link | None, state: gate.WorkerState | No
         frac = float(opts.gpu_memory_fraction)
         if frac > 0:
             torch.cuda.set_per_process_memory_fraction(frac)
+    # The problem at each shape, loaded before any candidate code runs: the size overrides its
+    # module is executed with come from the problem file and the job alone.
+    shapes = {name: load_shape(problem, spec) for name, spec in job.prepared["shapes"].items()}
     baseline = guards.RuntimeSnapshot()
-    cand_mod = _import_candidate(cand["source"], Path(job.workdir), cand["id"])
+    cand_mods = import_at_shapes(cand["source"], Path(job.workdir), cand["id"], shapes)
     changes = guards.RuntimeSnapshot().changes_since(baseline, threads=False)
     if changes:
         raise Verdict("cheat_suspected", "on import: " + "; ".join(changes))
-    models = _build(job, cand_mod, gpu)
+    models = _build(job, cand_mods, shapes, gpu)
     result: dict[str, Any] = {"status": "ok", "reason": "", "compile_s": round(time.time() - t_start, 3)}
     if link is None or state is None:
         raise Verdict("crashed", "the worker has no link to the judge")

@@ -36,7 +36,7 @@ def check_points_cpu(family: Family, points: Sequence[tuple], seed: int = 0) -> 
             ref = mod.module.Model(*mod.get_init_inputs())
             inputs = mod.get_inputs()
             try:
-                cmod = _import_candidate(cand.source, Path(tmp), cand.id)
+                cmod = _import_candidate(cand.source, Path(tmp), cand.id, mod.overrides)
                 new = cmod.ModelNew(*mod.get_init_inputs())
                 copy_state(ref, new)
                 with torch.no_grad():

@@ -12,6 +12,10 @@ from typing import Any, Mapping
 
 from workbench.errors import ProblemFileError
 
+#: The module global where the loader records the size overrides a problem module was executed
+#: with (`LoadedProblem.overrides`), for code handed only the module (`execution.localcheck`).
+SIZES_ATTR = "__workbench_sizes__"
+
 
 @dataclass
 class LoadedProblem:
@@ -24,6 +28,10 @@ class LoadedProblem:
     #: `CPU_SIZES` ("file") or were chosen automatically ("auto", `cpu_sizes.auto_cpu_sizes`).
     cpu_sizes: dict[str, Any] = field(default_factory=dict)
     cpu_sizes_source: str = ""
+    #: Every size global given a value other than the file's own (the CPU sizes, then the
+    #: caller's sizes): what a module written against the same file (a candidate that copies
+    #: its globals) is loaded with too (`workbench.execution.candidate`).
+    overrides: dict[str, Any] = field(default_factory=dict)
 
     @property
     def Model(self) -> type:  # noqa: N802 - the contract's name
@@ -144,32 +152,53 @@ def _constant(value: Any) -> ast.AST:
     return ast.Constant(value=value)
 
 
-def exec_module(source: str, name: str, overrides: Mapping[str, Any] | None = None) -> types.ModuleType:
-    """`source` executed as a fresh module, each global in `overrides` given its value.
+def sized_names(source: str) -> set[str]:
+    """Module-level names `source` assigns (the names an override can be applied to where the
+    file assigns them); empty when it does not parse."""
+    try:
+        return set(_assignments(ast.parse(source)))
+    except SyntaxError:
+        return set()
+
+
+def run_sized(source: str, module: types.ModuleType, overrides: Mapping[str, Any] | None = None,
+              filename: str | None = None) -> None:
+    """Execute `source` in `module`'s namespace, each global in `overrides` given its value.
 
     An overridden name's last top-level assignment is rewritten to the new value before the file
     runs, so globals computed from it afterwards (`dim2 = dim1 * 2`, `shape = (batch, dim)`)
     follow; the value is also set on the module afterwards (a name assigned in another way keeps
-    the override too). ProblemFileError naming `name` when the file fails to run, or fails only
-    with the overrides."""
+    the override too). Only constants change: every statement keeps its line, so code compiled
+    under `filename` reads its source from that file (Triton does). Exceptions of the source
+    (SyntaxError included) propagate."""
     overrides = dict(overrides or {})
-    try:
-        tree = ast.parse(source, filename=name)
-    except SyntaxError as e:
-        raise ProblemFileError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
+    filename = filename or getattr(module, "__file__", None) or "<sized>"
+    tree = ast.parse(source, filename=filename)
     if overrides:
         assigned = _assignments(tree)
         for key, value in overrides.items():
             if key in assigned:
                 assigned[key][-1][1](_constant(value))
         ast.fix_missing_locations(tree)
+    exec(compile(tree, filename, "exec"), module.__dict__)  # noqa: S102 - the caller's file, at its sizes
+    for key, value in overrides.items():
+        module.__dict__[key] = value
+
+
+def exec_module(source: str, name: str, overrides: Mapping[str, Any] | None = None) -> types.ModuleType:
+    """`source` executed as a fresh module, each global in `overrides` given its value where the
+    file assigns it (`run_sized`). ProblemFileError naming `name` when the file fails to run, or
+    fails only with the overrides."""
+    overrides = dict(overrides or {})
+    try:
+        ast.parse(source, filename=name)
+    except SyntaxError as e:
+        raise ProblemFileError(f"{name}: syntax error at line {e.lineno}: {e.msg}") from e
     module = types.ModuleType("_wb_problem_" + re.sub(r"\W", "_", name))
     module.__file__ = f"<problem {name}>"
     try:
-        exec(compile(tree, module.__file__, "exec"), module.__dict__)  # noqa: S102 - the problem file the user loads
+        run_sized(source, module, overrides)
     except Exception as e:  # noqa: BLE001 - any error in user code becomes a clear message
         what = f" with sizes {dict(overrides)}" if overrides else ""
         raise ProblemFileError(f"{name}: executing the file{what} failed: {type(e).__name__}: {e}") from e
-    for key, value in overrides.items():
-        module.__dict__[key] = value
     return module

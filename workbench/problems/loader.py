@@ -13,7 +13,7 @@ from workbench.errors import ProblemFileError
 from workbench.problems.counts import DECLARED, DERIVED, UNKNOWN, derive_counts
 from workbench.problems.cpu_sizes import auto_cpu_sizes, size_globals
 from workbench.problems.contract import Contract
-from workbench.problems.loaded import LoadedProblem, exec_module
+from workbench.problems.loaded import SIZES_ATTR, LoadedProblem, exec_module
 from workbench.records import Problem
 from workbench.textfile import read_source
 
@@ -80,13 +80,16 @@ def load_source(source: str, name: str = "problem", sizes: dict[str, Any] | None
         module = exec_module(source, name, overrides)
     if cpu:
         module.CPU_SIZES = cpu_sizes
+    # Recorded on the module too, for checks handed only the module (execution.localcheck).
+    # Set after the file ran, so a file's own global of that name never stands for it.
+    module.__dict__[SIZES_ATTR] = dict(overrides)
     if precision != "native":
         _cast_module(module, Contract(precision))
     size_globals = {k: v for k, v in module.__dict__.items()
                     if k.isupper() and isinstance(v, (int, float)) and not isinstance(v, bool)}
     size_globals.update(_size_globals(module))
     return LoadedProblem(name=name, module=module, sizes=size_globals, cpu_sizes=dict(cpu_sizes),
-                         cpu_sizes_source=cpu_source)
+                         cpu_sizes_source=cpu_source, overrides=dict(overrides))
 
 
 def _cast_module(module: types.ModuleType, contract: Contract) -> None:

@@ -294,7 +294,7 @@ def validate(problem: Problem, source: str, device: str = "cuda", small: bool = 
     torch.manual_seed(0)
     ref = lp.Model(*lp.get_init_inputs()).to(device).eval()
     with tempfile.TemporaryDirectory(prefix="wb_inductor_seed_") as tmp:  # Triton reads kernels from a file
-        mod = _import_candidate(source, Path(tmp), candidate_id(source))
+        mod = _import_candidate(source, Path(tmp), candidate_id(source), lp.overrides)
         new = mod.ModelNew(*lp.get_init_inputs())
         copy_state(ref, new)
         new = new.to(device).eval()
