@@ -1,19 +1,17 @@
-"""Every file of the KernelBench-style corpus gets a correct seed through the CPU executor (Triton
-interpreter, sizes reduced) and runs a search of budget 3: one executor session for all of them,
-searches four at a time, each problem's measurements in one warm worker process.
+"""Seeding and searching corpus files through the CPU executor (Triton interpreter, sizes
+reduced): `run_corpus` gives each problem a seed and a search of budget 3 in one executor session,
+searches four at a time, each problem's measurements in one warm worker process, and asserts that
+every problem got a correct seed and used its whole budget.
 
-Cost: the executor starts a worker and a clean reference process per problem (a chunk is one
-problem's candidates), about 15 s of CPU per problem on this path; the whole corpus is the `slow`
-test (about 20 minutes on 2 cores), every eighth file the CI one (a few minutes), chosen by
-position so that every kind of problem the corpus lists in order is sampled."""
+Cost: the executor starts a worker per problem (a chunk is one problem's candidates), about 15 s of
+CPU per problem on this path. The corpus is split into two halves by position
+(test_kb_corpus_seeds_even.py, _odd.py), so that the two test processes of `make test` share it."""
 from __future__ import annotations
 
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-import pytest
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
@@ -29,10 +27,6 @@ KB = Path(__file__).parents[1] / "problems" / "kb_corpus"
 #: whole corpus to minutes). The executor's own CPU sizes are larger; any size does for a seed.
 TEST_BYTES, TEST_FLOPS = 256 * 2**10, 4e6
 OPTIONS = {"seeds": [0], "input_sets": 1, "cpu_timing": {"max_total_ms": 20, "max_runs": 3}}
-#: References whose __init__ draws its initial state with a size global get_init_inputs() does not
-#: pass (`self.h0 = torch.randn((num_layers, batch_size, hidden_size))`): their seeds are correct at
-#: reduced sizes only because the executor loads a candidate's module at the problem's sizes.
-SIZE_GLOBAL_STATE = ("L3/8_LSTM", "L3/9_LSTMBidirectional", "L3/11_GRU", "L3/12_GRUBidirectional")
 
 
 class _OneAtATime:
@@ -109,20 +103,3 @@ def run_corpus(tmp_path, problems) -> None:
     assert all(r["used"] == 3 for r in results.values()), {k: r for k, r in results.items() if r["used"] != 3}
     for pid, r in results.items():  # every seed's kind is in its generated event
         assert r["kinds"] and all(k in ("family", "generic") for k in r["kinds"].values()), (pid, r["kinds"])
-
-
-def test_every_eighth_corpus_file_gets_a_correct_seed_and_a_search_of_budget_3(tmp_path):
-    run_corpus(tmp_path, corpus()[::8])
-
-
-@pytest.mark.slow  # the whole corpus: about 20 minutes on 2 cores (see the module doc)
-def test_every_corpus_file_gets_a_correct_seed_and_a_search_of_budget_3(tmp_path):
-    run_corpus(tmp_path, corpus())
-
-
-def test_references_drawing_state_from_a_size_global_get_a_correct_seed(tmp_path):
-    """Two of the RNN files whose __init__ reads `batch_size` as a global (an LSTM and a
-    bidirectional GRU; all four run in the whole-corpus test): correct at reduced sizes only
-    because the candidate's module follows the problem's size overrides (about 25 s each)."""
-    by_id = {p.id: p for p in corpus()}
-    run_corpus(tmp_path, [by_id[SIZE_GLOBAL_STATE[0]], by_id[SIZE_GLOBAL_STATE[3]]])
