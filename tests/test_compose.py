@@ -56,7 +56,7 @@ def test_app_cli_and_notebook_store_the_same_spec(db, capsys):
         runner = SearchRunner(store)
         view = SearchView(store, runner)
         view.problem.value, view.gpu.value = PROBLEM, "replay:h100"
-        view.forecaster.value, view.budget.value = "roofline", 6
+        view.forecaster.value, view.budget.value = "roofline", "6"
         view._start()
         runner.join(timeout=120)
         assert runner.phase == "finished", runner.error

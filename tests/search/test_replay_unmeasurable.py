@@ -7,7 +7,7 @@ measured later, and the run ends after a few steps of nothing but such kernels.
 """
 from __future__ import annotations
 
-from conftest import ConfidencePolicy
+from conftest import ConfidencePolicy, NoisyOracleForecaster
 from workbench.execution.executors import CacheExecutor
 from workbench.search import LLMGenerator, ReplayGenerator, SearchRun, make_method
 from workbench.search.events import Archived, Measured, Unmeasurable, decode_all
@@ -67,7 +67,6 @@ def test_a_replay_with_the_llm_generator_leaves_the_measurements_unchanged(store
 def test_trusted_children_without_a_recording_are_never_measured_later(store, pool):
     """A selective method may trust a written child (its forecast stands in); once the generator
     runs dry the loop measures trusted candidates, but never one the replay cannot measure."""
-    from conftest import NoisyOracleForecaster
 
     problem, cands, ex = _replay_store(store, pool)
     n_before = len(store.measurements())

@@ -113,7 +113,7 @@ def test_the_app_form_selectors_and_defaults_are_the_registry(tmp_path):
         assert list(view.generator.options.values()) == list(reg.generator_names("app"))
         assert list(view.method.options.values()) == list(reg.METHODS)
         assert (view.forecaster.value, view.generator.value, view.method.value, view.budget.value) == (
-            DEFAULTS["forecaster"], DEFAULTS["generator"], DEFAULTS["method"], DEFAULTS["budget"])
+            DEFAULTS["forecaster"], DEFAULTS["generator"], DEFAULTS["method"], str(DEFAULTS["budget"]))
 
 
 def _bench(name: str):

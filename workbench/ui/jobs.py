@@ -186,12 +186,12 @@ class BackgroundJobs:
 
 
 # ---------------------------------------------------------------------- child side
-def _resolve(target: str) -> Callable[..., Any]:
+def _resolve(entry: str) -> Callable[..., Any]:
     import importlib
 
-    module, _, name = target.partition(":")
+    module, _, name = entry.partition(":")
     if not module.startswith("workbench.") or not name:
-        raise ValueError(f"job target {target!r} is not a workbench function")
+        raise ValueError(f"job entry {entry!r} is not a workbench function")
     return getattr(importlib.import_module(module), name)
 
 
