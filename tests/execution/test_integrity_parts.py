@@ -168,6 +168,36 @@ def test_layout_places_buffers_aligned_and_views_share_the_arena():
     arena.close()
 
 
+def test_an_output_written_into_the_arena_is_read_there_and_its_input_seen_changed():
+    """A candidate that writes its answer into its input buffer (GPU gate: outputs are the
+    worker's own memory) is described by its arena offset; the judge reads it there and its
+    check of the inputs sees the write (cheat_suspected), instead of failing to share it."""
+    x = torch.randn(4, 8)
+    layout = gate.make_layout({"full": ([x], [torch.zeros(4, 8)])}, outputs_in_arena=False)
+    arena = gate.HostArena(layout["nbytes"])
+    (xin,) = gate.views(arena.base, layout["slots"]["full"]["inputs"])
+    xin.copy_(x)
+    own = torch.zeros(4, 8)
+    shared_own = []
+
+    def share(ts):
+        shared_own.extend(ts)
+        return [{"handle": "own"} for _ in ts]
+
+    in_place = xin.softmax(-1)
+    xin.copy_(in_place)
+    desc = gate.describe_outputs([xin, own], arena.base, share)
+    assert desc == [{"arena": 0}, {"handle": "own"}] and shared_own[0] is own
+    end = session.Endpoint(gate.Link.__new__(gate.Link), clock=None, new_arena=None, imports=object())
+    end.arenas["k"] = (arena, layout)
+    got = end._in_arena("k", desc[0], layout["slots"]["full"]["outputs"][0])
+    assert torch.equal(got, in_place)
+    assert gate.changed(gate.views(arena.base, layout["slots"]["full"]["inputs"]), [x])
+    with pytest.raises(ValueError, match="does not fit"):
+        end._in_arena("k", {"arena": layout["nbytes"] - 4}, layout["slots"]["full"]["outputs"][0])
+    arena.close()
+
+
 def test_the_arena_reaches_a_worker_only_by_its_descriptor():
     a, b = __import__("socket").socketpair()
     timer, worker = gate.Link(a), gate.Link(b)

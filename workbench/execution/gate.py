@@ -410,7 +410,7 @@ def answer_call(msg: dict, fn: Callable[..., Any], slot: dict, arena, sync, devi
     reply = {"type": "enqueued", "id": msg.get("id"), "ok": err is None, "values": values, "self_ms": sync.self_ms()}
     if err is None and not in_arena and share is not None:
         try:
-            reply["outputs"] = share(tensors)
+            reply["outputs"] = describe_outputs(tensors, arena, share)
         except Exception as e:  # noqa: BLE001 - memory that cannot be shared is not an output the judge can check
             err = _reply_error("incorrect", f"the output's memory cannot be shared with the judge: {e}")
         if keep is not None:
@@ -419,6 +419,24 @@ def answer_call(msg: dict, fn: Callable[..., Any], slot: dict, arena, sync, devi
         reply.update(err)
         reply["ok"] = False
     return reply
+
+
+def describe_outputs(tensors: list, arena, share: Callable[[list], list]) -> list:
+    """Where each output is, for the judge: {"arena": offset} for one that lies in the arena
+    the judge handed over (an output written into an input buffer: the judge reads it there,
+    and its check of the inputs sees the change), else what `share` says (its own memory)."""
+    lo = arena.data_ptr()
+    hi = lo + arena.numel() * arena.element_size()
+    out: list = [None] * len(tensors)
+    rest = []
+    for i, t in enumerate(tensors):
+        if t is not None and t.numel() and lo <= t.data_ptr() < hi:
+            out[i] = {"arena": t.data_ptr() - lo}
+        else:
+            rest.append(i)
+    for i, d in zip(rest, share([tensors[i] for i in rest])):
+        out[i] = d
+    return out
 
 
 class WorkerState:

@@ -121,9 +121,24 @@ class Endpoint:
         if not isinstance(shared, list) or len(shared) != len(ents):
             raise Finding("crashed", f"the {self.who}'s worker did not say where its outputs are")
         try:
-            return [self.imports.tensor(sh, e) if e["kind"] == "tensor" else None for sh, e in zip(shared, ents)]
+            return [self._in_arena(key, sh, e) if isinstance(sh, dict) and "arena" in sh
+                    else self.imports.tensor(sh, e) if e["kind"] == "tensor" else None for sh, e in zip(shared, ents)]
         except (ValueError, RuntimeError, TypeError) as err:
             raise Finding("crashed", f"the {self.who}'s worker shared output memory the judge cannot map: {err}") from err
+
+    def _in_arena(self, key: str, shared: dict, entry: dict):
+        """An output the worker wrote into the arena this end handed it (e.g. into an input)."""
+        import torch
+
+        if entry["kind"] != "tensor":
+            return None
+        base = self.arenas[key][0].base
+        dt = getattr(torch, entry["dtype"])
+        n = math.prod(entry["shape"]) * torch.empty(0, dtype=dt).element_size()
+        off = shared["arena"]
+        if not isinstance(off, int) or off < 0 or off + n > base.numel() or off % torch.empty(0, dtype=dt).element_size():
+            raise ValueError(f"an output of {n} bytes at arena offset {off!r} does not fit the arena")
+        return base[off:off + n].view(dt).view(entry["shape"])
 
     def call(self, key: str, slot: str, x: Sequence[Any], deadline: float, check: bool = False,
              view: bool = False) -> dict:
