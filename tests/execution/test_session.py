@@ -6,6 +6,7 @@ the worker where its call wrote them (the GPU gate's shape, with a stand-in for 
 from __future__ import annotations
 
 import socket
+import statistics
 import threading
 import time
 
@@ -74,7 +75,7 @@ def _ref_worker(sock, models, shared: _Shared | None):
             base, layout = arenas[msg["key"]]
             link.send(gate.answer_call(msg, models[msg["slot"]], layout["slots"][msg["slot"]], base, gate.HostSync(),
                                        "cpu", lambda e: {"ok": False, "status": "runtime_error", "reason": str(e)},
-                                       shared.share if shared is not None else None, kept))
+                                       shared.share if shared is not None else None, kept, layout["slots"]))
 
 
 def _judge(candidate, by_reference: bool = False, second: bool = True, time_it: bool = True, contract=None):
@@ -88,7 +89,7 @@ def _judge(candidate, by_reference: bool = False, second: bool = True, time_it: 
     shared = _Shared() if by_reference else None
     prob = session.Problem("k", shapes, outs, {k: 200 for k in shapes}, False, "cpu")
     if by_reference:      # the GPU gate's layouts: outputs named by the worker, not in the arena
-        ex = {n: (prob.fresh(n), outs[n]) for n in shapes}
+        ex = {n: (prob.fresh(n.split(".")[0]), outs[n.split(".")[0]]) for n in prob.cand_layout["slots"]}
         prob.cand_layout = gate.make_layout(ex, outputs_in_arena=False)
         prob.ref_layout = gate.make_layout({**ex, "null": ([], [])}, outputs_in_arena=False)
     (ca, cb), (ra, rb) = socket.socketpair(), socket.socketpair()
@@ -189,3 +190,75 @@ def test_outputs_the_worker_does_not_name_are_a_crash():
     with pytest.raises(session.Finding, match="cannot map"):
         ep.imports = type("Bad", (), {"tensor": lambda self, sh, e: (_ for _ in ()).throw(ValueError("no such"))})()
         ep._outputs({"outputs": [{"handle": "x"}]}, "k", "full", [])
+
+
+@pytest.mark.parametrize("by_reference", [False, True], ids=["copied", "shared"])
+def test_short_calls_are_timed_in_batches_of_fresh_inputs(by_reference, monkeypatch):
+    """A call much shorter than the gate's own cost is timed as a batch of calls between two
+    marks of the clock, each on its own fresh inputs, and the verdict's times are per call."""
+    monkeypatch.setattr(session, "BATCH_TARGET", 1e9)      # every batch as long as the arena allows
+    seen: list[torch.Tensor] = []
+
+    def remembering(x):
+        seen.append(x.clone())
+        return _softmax(x)
+
+    r = _judge(remembering, by_reference)
+    assert r["status"] == "ok", r["reason"]
+    k = r["batch"]
+    assert 1 < k <= gate.MAX_BATCH
+    # The timed rounds' calls: the samples' rounds times k, plus the warm-up's; no two alike.
+    assert len(seen) >= len(r["samples"]["candidate"]) * k
+    assert len({hash(t.numpy().tobytes()) for t in seen}) == len(seen)
+    from workbench.execution.verdict import judge
+
+    v = judge({"status": "ok"}, r, "cpu", None)
+    assert v["status"] == "ok" and v["batch"] == k
+    null, gate_cand = statistics.median(r["samples"]["null"]), statistics.median(r["samples"]["candidate"])
+    assert v["candidate"]["median_ms"] == pytest.approx((gate_cand - null) / k, rel=1e-6)
+
+
+def test_a_candidate_that_skips_work_inside_a_batch_is_caught(monkeypatch):
+    """Calls that follow each other at once (a batch) hand back the previous answer: the
+    judge compares every call of a checked batch with the reference on the same inputs."""
+    monkeypatch.setattr(session, "BATCH_TARGET", 1e9)
+    last: dict = {}
+
+    def lazy(x):
+        now = time.perf_counter()
+        if "out" in last and now - last["t"] < 2e-4:
+            out = last["out"]
+        else:
+            out = _softmax(x)
+        last.update(out=out, t=time.perf_counter())
+        return out
+
+    r = _judge(lazy)
+    assert r["status"] == "cheat_suspected" and "timed run's output differs" in r["reason"], r
+
+
+def test_a_batch_names_only_slots_of_the_layout():
+    layouts = {"full": {}, "full.1": {}, "full.2": {}, "second": {}}
+    assert gate.batch_slots({"slot": "full", "more": ["full.1", "full.2"]}, layouts) == ["full.1", "full.2"]
+    assert gate.batch_slots({"slot": "full"}, layouts) == []
+    for bad in (["second"], ["full.3"], ["full.1", "full.1"], "full.1", [1], ["full.1"] * gate.MAX_BATCH):
+        with pytest.raises(ValueError):
+            gate.batch_slots({"slot": "full", "more": bad}, layouts)
+    reply = gate.answer_call({"type": "call", "id": 3, "slot": "full", "more": ["nope"]}, lambda x: x,
+                             {"inputs": [], "outputs": []}, torch.zeros(8, dtype=torch.uint8), gate.HostSync(), "cpu",
+                             lambda e: {}, None, None, layouts)
+    assert reply["ok"] is False and reply["status"] == "crashed" and reply["id"] == 3
+
+
+def test_the_batch_covers_the_gate_cost_within_the_arena():
+    def warm(ref, cand, null=1.0):
+        return {"reference": [ref] * 3, "candidate": [cand] * 3, "null": [null] * 3}
+
+    assert session.choose_batch(warm(1.2, 1.3), 32) == 32          # calls as short as the gate: all it holds
+    assert session.choose_batch(warm(3.0, 5.0), 32) == 4            # 10 x the gate / 2 ms -> 5 -> a power of two
+    assert session.choose_batch(warm(100.0, 90.0), 32) == 1
+    assert session.choose_batch(warm(0.5, 0.5), 7) == 4
+    # A slow side keeps the batch under BATCH_MAX_MS.
+    assert session.choose_batch(warm(1.1, 1.0 + session.BATCH_MAX_MS / 2), 32) == 2
+    assert session.choose_batch(warm(1.1, 1.0 + 2 * session.BATCH_MAX_MS), 32) == 1
+    assert session.choose_batch({"reference": [], "candidate": [], "null": []}, 7) == 1

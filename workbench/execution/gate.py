@@ -377,47 +377,88 @@ def open_setup(link: Link, msg: dict, open_arena: Callable) -> Any:
     return open_arena(info, fds)
 
 
+#: Most calls one gate crossing may ask for (session.py: a batch, one fresh input set per call).
+MAX_BATCH = 32
+
+
+def batch_slots(msg: dict, layouts: dict | None) -> list[str]:
+    """The extra calls of a "call" message (`more`: slot names "<slot>.<i>" of the layout, one
+    input set each, run after the first between the same two marks of the gate's clock);
+    ValueError when they are not such names."""
+    more = msg.get("more") or []
+    if not more:
+        return []
+    base = msg.get("slot")
+    if (not isinstance(more, list) or len(more) >= MAX_BATCH or layouts is None
+            or any(not isinstance(n, str) or n.rsplit(".", 1)[0] != base or n not in layouts for n in more)
+            or len(set(more)) != len(more)):
+        raise ValueError("a batch of calls the layout does not hold")
+    return list(more)
+
+
 def answer_call(msg: dict, fn: Callable[..., Any], slot: dict, arena, sync, device: str,
                 on_error: Callable[[BaseException], dict], share: Callable[[list], list] | None = None,
-                keep: list | None = None) -> dict:
-    """Run one "call" of `fn` on the arena's inputs of `slot`, between the gate's
+                keep: list | None = None, layouts: dict | None = None) -> dict:
+    """Run one "call" of `fn` on the arena's inputs of `slot` (and, for a batch, on those of
+    each slot `msg["more"]` names, in order: batch_slots), all between the gate's
     `sync.before()` and `sync.after()`; the reply ("enqueued", with ok False and a status and
-    reason when the call failed). With the outputs in the arena (CPU) the result is copied
-    there before `sync.after()`; otherwise (GPU) `share(tensors)` describes the memory the call
-    wrote, after `sync.after()`, and `keep` holds the tensors until the next call."""
+    reason when a call failed; "more": the outputs and values of the extra calls). With the
+    outputs in the arena (CPU) each result is copied there before `sync.after()`; otherwise
+    (GPU) `share(tensors)` describes the memory each call wrote, after `sync.after()`, and
+    `keep` holds the tensors until the next call."""
     import torch
 
-    ins = views(arena, slot["inputs"])
-    ins = [v.view(v.shape) if isinstance(v, torch.Tensor) else v for v in ins]   # a fresh object per call
-    for i, v in enumerate(msg.get("values") or []):
-        if i < len(ins) and slot["inputs"][i]["kind"] == "value":
-            ins[i] = v
+    try:
+        extra = batch_slots(msg, layouts)
+    except ValueError as e:
+        return {"type": "enqueued", "id": msg.get("id"), "values": [], **_reply_error("crashed", str(e))}
+    slots = [slot] + [layouts[n] for n in extra]
+
+    def inputs(s: dict) -> list:
+        ins = views(arena, s["inputs"])
+        ins = [v.view(v.shape) if isinstance(v, torch.Tensor) else v for v in ins]   # a fresh object per call
+        for i, v in enumerate(msg.get("values") or []):
+            if i < len(ins) and s["inputs"][i]["kind"] == "value":
+                ins[i] = v
+        return ins
+
+    all_ins = [inputs(s) for s in slots]
     in_arena = all(e["kind"] != "tensor" or e["offset"] >= 0 for e in slot["outputs"])
-    outs = views(arena, slot["outputs"]) if in_arena else []
-    tensors: list = []
+    calls: list[tuple[list, list]] = []      # (tensors, values) per call
+    err = None
     sync.before()
     try:
         with torch.no_grad():
-            out = fn(*ins)
-        tensors, values, err = check_outputs(out, slot["outputs"], device)
-        if err is None and in_arena:
-            for dst, t in zip(outs, tensors):
-                if t is not None:
-                    dst.copy_(t)
+            for s, ins in zip(slots, all_ins):
+                tensors, values, err = check_outputs(fn(*ins), s["outputs"], device)
+                if err is not None:
+                    break
+                if in_arena:
+                    for dst, t in zip(views(arena, s["outputs"]), tensors):
+                        if t is not None:
+                            dst.copy_(t)
+                calls.append((tensors, values))
     except Exception as e:  # noqa: BLE001 - a failing call ends the session with its status
-        values, err = [], on_error(e)
+        err = on_error(e)
     sync.after()
-    reply = {"type": "enqueued", "id": msg.get("id"), "ok": err is None, "values": values, "self_ms": sync.self_ms()}
+    first = calls[0] if calls else ([], [])
+    reply = {"type": "enqueued", "id": msg.get("id"), "ok": err is None, "values": first[1], "self_ms": sync.self_ms()}
+    if err is None and extra:
+        reply["more"] = [{"values": v} for _, v in calls[1:]]
     if err is None and not in_arena and share is not None:
         try:
-            reply["outputs"] = describe_outputs(tensors, arena, share)
+            described = [describe_outputs(t, arena, share) for t, _ in calls]
+            reply["outputs"] = described[0]
+            for m, d in zip(reply.get("more", []), described[1:]):
+                m["outputs"] = d
         except Exception as e:  # noqa: BLE001 - memory that cannot be shared is not an output the judge can check
             err = _reply_error("incorrect", f"the output's memory cannot be shared with the judge: {e}")
         if keep is not None:
-            keep[:] = tensors
+            keep[:] = [t for ts, _ in calls for t in ts]
     if err:
         reply.update(err)
         reply["ok"] = False
+        reply.pop("more", None)
     return reply
 
 
@@ -484,7 +525,7 @@ def serve(link: Link, slots: dict[str, Callable[..., Any]], device: str, state: 
             continue
         name = msg["slot"]
         reply = answer_call(msg, slots[name], state.layout["slots"][name], state.arena, state.sync, device,
-                            lambda e, n=name: on_error(e, n), state.share, state.kept)
+                            lambda e, n=name: on_error(e, n), state.share, state.kept, state.layout["slots"])
         link.send(reply)
         if not reply["ok"] and status == "end":
             status = reply["status"]

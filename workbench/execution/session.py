@@ -12,9 +12,13 @@ old answer), and a call at the problem's second shape; the reference and the can
 on the same inputs, in a random order. Rounds (timed): fresh inputs each round; the candidate,
 the reference and a null call (the reference worker copying a stored output: the gate's own
 cost) in alternating order; while the reference or the null call is timed the candidate's
-processes are stopped (gate.Freezer). Each candidate call is checked with probability
-CHECK_SHARE, decided after its clock stopped: its outputs and inputs are copied at once and
-compared with the reference's outputs of the same round. Every comparison uses the run's
+processes are stopped (gate.Freezer). A round's reference and candidate are each a batch of
+calls between two marks of the gate's clock, one fresh input set per call (the same sets for
+both): the gate costs a crossing per batch, not per call, and a batch lasts at least
+BATCH_TARGET times the null call, as far as BATCH_BYTES of input sets allow (choose_batch,
+from the warm-up's rounds of one call each; the reference alone is timed at the same batch). Each round is checked with probability CHECK_SHARE, decided after its clock stopped:
+every call's outputs and inputs are copied at once and compared with the reference's outputs
+of the same inputs. Every comparison uses the run's
 tolerance (the contract's; the inputs and both models are at its precision already, as the
 problem was loaded).
 """
@@ -23,12 +27,13 @@ from __future__ import annotations
 import math
 import random
 import secrets
+import statistics
 import time
 from typing import Any, Callable, Sequence
 
 from workbench.execution import correctness, guards, protocol, timing
-from workbench.execution.gate import (Freezer, Link, LinkClosed, LinkTimeout, changed, make_layout, poison, views,
-                                      write_inputs)
+from workbench.execution.gate import (MAX_BATCH, Freezer, Link, LinkClosed, LinkTimeout, changed, make_layout,
+                                      poison, views, write_inputs)
 
 #: Share of timed candidate calls whose outputs are checked (chosen after each call) on a GPU;
 #: the job's `check_share` option overrides it (the CPU executor checks every call).
@@ -38,6 +43,13 @@ FULL_COMPARE_MAX, SAMPLE = 1 << 24, 1 << 22
 #: The reference timed alone stops after this much timed work (ms) if its precision targets
 #: were not met before: it is the check of the reference's time beside a candidate.
 ALONE_MAX_MS = 300.0
+#: A batch of calls lasts at least this many times the gate's own cost (the null call), so the
+#: gate's jitter moves a call's time by a tenth of that at most.
+BATCH_TARGET = 10.0
+#: ... unless the slower side's batch would last longer than this (ms).
+BATCH_MAX_MS = 50.0
+#: Room for a batch's extra input sets, per arena (the reference's and the candidate's), bytes.
+BATCH_BYTES = {"cuda": 2 * 2**30, "cpu": 64 * 2**20}
 
 
 class Finding(Exception):
@@ -141,37 +153,58 @@ class Endpoint:
         return base[off:off + n].view(dt).view(entry["shape"])
 
     def call(self, key: str, slot: str, x: Sequence[Any], deadline: float, check: bool = False,
-             view: bool = False) -> dict:
-        """One call through the gate on inputs `x`; returns {"ms", "values"}, with `check`
-        "outputs" (copies taken right after the clock stopped) and "inputs_changed", with
-        `view` "outputs" as they are (the clean worker's, read before its next call)."""
+             view: bool = False, more: Sequence[tuple[str, Sequence[Any]]] = ()) -> dict:
+        """One call through the gate on inputs `x` (and, for a batch, one on each (slot, inputs)
+        of `more`, between the same marks of the clock); returns {"ms" (the whole batch),
+        "values"}, with `check` "outputs" (copies taken right after the clock stopped) and
+        "inputs_changed", with `view` "outputs" as they are (the clean worker's, read before
+        its next call), and for a batch "more": the same for each extra call."""
         import torch
 
         if self.pid is not None and _stopped(self.pid):
             raise Finding("cheat_suspected", f"the judge's {self.who} worker was stopped by another process during "
                           "the session")
-        ins, outs = self.buffers(key, slot)
+        calls = [(slot, x)] + list(more)
+        bufs = [self.buffers(key, s) for s, _ in calls]
 
         def prep() -> None:
-            write_inputs(ins, x)
-            poison(outs)
+            for (ins, outs), (_, xs) in zip(bufs, calls):
+                write_inputs(ins, xs)
+                poison(outs)
 
         self.calls += 1
         self.clock.arm(prep)
         values = [None if isinstance(v, torch.Tensor) else v for v in x]
+        msg = {"type": "call", "id": self.calls, "key": key, "slot": slot, "values": values}
+        if more:
+            msg["more"] = [s for s, _ in more]
         try:
-            self.link.send({"type": "call", "id": self.calls, "key": key, "slot": slot, "values": values})
+            self.link.send(msg)
         except OSError as e:
             self.broken = "closed"
             raise Finding("crashed", f"the {self.who}'s worker ended during the judge's session") from e
         reply = self._recv(deadline)
         self.clock.stop()
-        got: dict[str, Any] = {}
-        if reply.get("ok") and (check or view):
-            found = self._outputs(reply, key, slot, outs)
-            got["outputs"] = [o.clone() if isinstance(o, torch.Tensor) else o for o in found] if check else found
-        if check:
-            got["inputs_changed"] = changed(ins, x)
+        extra = reply.get("more") if reply.get("ok") and more else []
+        if more and reply.get("ok") and (not isinstance(extra, list) or len(extra) != len(more)
+                                         or not all(isinstance(m, dict) for m in extra)):
+            self.broken = "protocol"
+            raise Finding("crashed", f"the {self.who}'s worker did not answer every call of the batch")
+        parts = [reply] + list(extra)
+        each: list[dict[str, Any]] = []
+        for part, (s, xs), (ins, outs) in zip(parts, calls, bufs):
+            one: dict[str, Any] = {}
+            if reply.get("ok") and (check or view):
+                found = self._outputs(part, key, s, outs)
+                one["outputs"] = [o.clone() if isinstance(o, torch.Tensor) else o for o in found] if check else found
+            if check:
+                one["inputs_changed"] = changed(ins, xs)
+            vals = part.get("values") or []
+            one["values"] = list(vals) if isinstance(vals, list) else []
+            each.append(one)
+        got: dict[str, Any] = dict(each[0])
+        if more:
+            got["more"] = each[1:]
         if reply.get("type") != "enqueued" or reply.get("id") != self.calls:
             self.broken = "protocol"
             raise Finding("crashed", f"the {self.who}'s worker answered out of protocol "
@@ -183,7 +216,6 @@ class Endpoint:
         except TimeoutError as e:
             self.broken = "stuck"
             raise Finding("timeout", f"the {self.who}'s call did not finish on the device in time") from e
-        got["values"] = list(reply.get("values") or [])
         if isinstance(reply.get("self_ms"), (int, float)):
             self.self_ms.append(float(reply["self_ms"]))
         return got
@@ -263,7 +295,8 @@ def nudged(x: Sequence[Any]) -> list:
 # --------------------------------------------------------------------------- the problem
 class Problem:
     """A problem as the timer judges it: its shapes (LoadedProblem per slot), the layout of
-    the arenas, tolerances, and the reference timed alone (`alone`: gate samples)."""
+    the arenas (with `max_batch` - 1 extra input sets of the full size: slots "full.1", ...),
+    tolerances, and the reference timed alone (`alone`: gate samples per batch size)."""
 
     def __init__(self, key: str, shapes: dict, out_entries: dict[str, list[dict]], reduced_k: dict[str, int],
                  matmul_like: bool, device: str):
@@ -273,10 +306,19 @@ class Problem:
         self.reduced_k, self.matmul_like = reduced_k, matmul_like
         examples = {name: (make_inputs(lp.module, device), out_entries[name]) for name, lp in shapes.items()}
         host = not device.startswith("cuda")
+        full_bytes = sum(t.numel() * t.element_size() for t in examples["full"][0] if hasattr(t, "numel"))
+        if host:     # on the CPU the outputs of each call take room in the arena too
+            full_bytes += sum(e.get("nbytes", 0) for e in out_entries["full"])
+        budget = BATCH_BYTES["cpu" if host else "cuda"]
+        self.max_batch = max(1, min(MAX_BATCH, budget // max(full_bytes, 1)))
+        for i in range(1, self.max_batch):
+            examples[f"full.{i}"] = examples["full"]
         self.cand_layout = make_layout(examples, outputs_in_arena=host)
         self.ref_layout = make_layout({**examples, "null": ([], out_entries["full"] if host else [])},
                                       outputs_in_arena=host)
-        self.alone: dict[str, list[float]] | None = None
+        #: The reference timed alone, per batch size (the judge's own work, once per problem
+        #: and size): gate samples of "reference" and "null".
+        self.alone: dict[int, dict[str, list[float]]] = {}
 
     def fresh(self, slot: str) -> list:
         from workbench.execution.models import make_inputs
@@ -323,6 +365,7 @@ class Session:
         self.gen.manual_seed(secrets.randbits(63))
         torch.manual_seed(secrets.randbits(63))
         self.checked = 0
+        self.batch = 1            # calls per gate crossing in this session's rounds (choose_batch)
 
     # ------------------------------------------------------------------ trials
     def _trial(self, slot: str, x: list, label: str, prev: list | None) -> list:
@@ -387,35 +430,50 @@ class Session:
         if self.cand.freezer is not None:
             (self.cand.freezer.freeze if yes else self.cand.freezer.thaw)()
 
-    def _round(self, r: int, samples: dict[str, list[float]] | None) -> None:
+    def _batch(self) -> tuple[list, list[tuple[str, list]]]:
+        """A round's input sets: the first call's, and (slot, inputs) for the batch's others."""
         x = self.p.fresh("full")
+        return x, [(f"full.{i}", self.p.fresh("full")) for i in range(1, self.batch)]
+
+    def _round(self, r: int, samples: dict[str, list[float]] | None) -> None:
+        x, more = self._batch()
         order = ["null", "ref", "cand"] if r % 2 == 0 else ["cand", "ref", "null"]
         check = self.rng.random() < self.share
         got: dict[str, dict] = {}
         for who in order:
             if who == "cand":
                 self._frozen(False)
-                got[who] = self.cand.call(self.p.key, "full", x, self.deadline, check=check)
+                got[who] = self.cand.call(self.p.key, "full", x, self.deadline, check=check, more=more)
+            elif who == "ref":
+                self._frozen(True)
+                got[who] = self.ref.call(self.p.key, "full", x, self.deadline, view=check, more=more)
             else:
                 self._frozen(True)
-                got[who] = self.ref.call(self.p.key, "full" if who == "ref" else "null", x if who == "ref" else [],
-                                         self.deadline, view=(who == "ref" and check))
+                got[who] = self.ref.call(self.p.key, "null", [], self.deadline)
             if check and "cand" in got and "ref" in got and "judged" not in got:
                 got["judged"] = {}
-                self._judge_outputs(got["cand"], got["ref"]["outputs"], got["ref"]["values"], "full", "timed", None,
-                                    timed=True)
+                cands = [got["cand"]] + got["cand"].get("more", [])
+                refs = [got["ref"]] + got["ref"].get("more", [])
+                for c, ref in zip(cands, refs):
+                    self._judge_outputs(c, ref["outputs"], ref["values"], "full", "timed", None, timed=True)
         if samples is not None:
             for who, key in (("ref", "reference"), ("cand", "candidate"), ("null", "null")):
                 samples[key].append(got[who]["ms"])
 
-    def rounds(self) -> dict[str, list[float]]:
+    def warm_up(self) -> dict[str, list[float]]:
+        """Rounds until the warm-up's count and timed work are reached; their samples."""
         o = self.opts
         spent, r = 0.0, 0
+        warm: dict[str, list[float]] = {"reference": [], "candidate": [], "null": []}
         while r < o.get("warmup", 3) or (spent < o.get("warmup_ms", 0.0) and r < 1000):
-            warm = {"reference": [], "candidate": [], "null": []}
             self._round(r, warm)
-            spent += warm["reference"][0] + warm["candidate"][0]
+            spent += warm["reference"][-1] + warm["candidate"][-1]
             r += 1
+        return warm
+
+    def rounds(self) -> dict[str, list[float]]:
+        o = self.opts
+        r = len(self.warm_up()["null"])
         samples: dict[str, list[float]] = {"reference": [], "candidate": [], "null": []}
         t_start = time.monotonic()
         for k in range(int(o.get("max_runs", 100))):
@@ -441,10 +499,10 @@ class Session:
             o = {**self.opts, "max_total_ms": min(float(self.opts.get("max_total_ms", 2000.0)), max_ms)}
             out: dict[str, list[float]] = {"reference": [], "null": []}
             for r in range(int(o.get("warmup", 3)) + int(o.get("max_runs", 100))):
-                x = self.p.fresh("full")
-                pair = [("reference", "full", x), ("null", "null", [])]
-                for who, slot, xs in (pair if r % 2 == 0 else pair[::-1]):
-                    ms = self.ref.call(self.p.key, slot, xs, self.deadline)["ms"]
+                x, more = self._batch()
+                pair = [("reference", "full", x, more), ("null", "null", [], [])]
+                for who, slot, xs, extra in (pair if r % 2 == 0 else pair[::-1]):
+                    ms = self.ref.call(self.p.key, slot, xs, self.deadline, more=extra)["ms"]
                     if r >= int(o.get("warmup", 3)):
                         out[who].append(ms)
                 n = len(out["reference"])
@@ -466,11 +524,17 @@ class Session:
             self.trials()
             report["trials"] = self.checked
             if time_it:
-                if self.p.alone is None:      # the judge's own work, once per problem: not the candidate's budget
-                    self.deadline = time.monotonic() + max(60.0, self.timing_s)
-                    self.p.alone = self.alone()
                 self.deadline = time.monotonic() + self.timing_s
                 try:
+                    # One call per crossing first: the warm-up's times choose the batch.
+                    self.batch = 1
+                    self.batch = choose_batch(self.warm_up(), self.p.max_batch)
+                    if self.batch not in self.p.alone:
+                        # The judge's own work, once per problem and batch: not the candidate's budget.
+                        left = self.deadline - time.monotonic()
+                        self.deadline = time.monotonic() + max(60.0, self.timing_s)
+                        self.p.alone[self.batch] = self.alone()
+                        self.deadline = time.monotonic() + left
                     repeats = [self.rounds() for _ in range(self.repeats)]
                 except Finding as f:
                     if f.status == "timeout":
@@ -478,11 +542,11 @@ class Session:
                     raise
                 samples = repeats[0]
                 report["samples"] = samples
+                report["batch"] = self.batch
                 if len(repeats) > 1:
                     report["repeats"] = repeats
-                report["alone"] = self.p.alone
-                if reference_finding(samples["reference"], summarise(self.p.alone["reference"]).to_dict(),
-                                     self.p.device):
+                alone = report["alone"] = self.p.alone[self.batch]
+                if reference_finding(samples["reference"], summarise(alone["reference"]).to_dict(), self.p.device):
                     # A second look, with the candidate stopped: is the GPU busy with its work,
                     # and is the reference slow alone too (the machine got slower)?
                     self._frozen(True)
@@ -502,6 +566,25 @@ class Session:
             if report["status"] == "ok":
                 report.update(status="timeout", reason="the candidate's device work did not finish in time")
         return report
+
+
+def choose_batch(warm: dict[str, list[float]], max_batch: int) -> int:
+    """Calls per gate crossing, from rounds of one call each (`warm`: gate samples of the
+    reference, the candidate and the null call): enough that the faster one's batch lasts
+    BATCH_TARGET times the null call (the gate's own cost), unless the slower one's batch
+    would pass BATCH_MAX_MS; at most `max_batch`; a power of two (the reference is timed alone
+    once per batch size)."""
+    null = warm.get("null") or []
+    works = [statistics.median(warm[k]) for k in ("reference", "candidate") if warm.get(k)]
+    if not (null and works):
+        return 1
+    gate = statistics.median(null)
+    fast, slow = min(works) - gate, max(works) - gate
+    k = max_batch if fast <= 0 else math.ceil(BATCH_TARGET * gate / fast)
+    if slow > 0:
+        k = min(k, math.floor(BATCH_MAX_MS / slow))
+    k = max(1, min(k, max_batch))
+    return 1 << (k.bit_length() - 1)
 
 
 def finite(xs: Sequence[float]) -> bool:

@@ -80,14 +80,28 @@ class PhaseBudget:
 _STATUSES = {s.value for s in Status}
 
 
-def _net(stats, null_ms: float):
-    """`stats` (TimingStats) less the gate's own cost `null_ms`; the spread is the same in ms."""
+def _net(stats, null_ms: float, batch: int = 1):
+    """`stats` (TimingStats of batches of `batch` calls) less the gate's own cost `null_ms`,
+    per call."""
     from workbench.execution.timing import TimingStats
 
     mean = stats.mean_ms - null_ms
     cv = stats.cv_pct * stats.mean_ms / mean if mean > 0 else 0.0
-    return TimingStats(stats.median_ms - null_ms, stats.ci_low_ms - null_ms, stats.ci_high_ms - null_ms, mean, cv,
-                       stats.runs)
+    return TimingStats((stats.median_ms - null_ms) / batch, (stats.ci_low_ms - null_ms) / batch,
+                       (stats.ci_high_ms - null_ms) / batch, mean / batch, cv, stats.runs)
+
+
+def _alone_net(alone: dict, batch: int) -> float | None:
+    """The reference timed alone, per call less the gate's cost (its own null calls)."""
+    from workbench.execution.timing import summarise
+
+    if not (finite(alone.get("reference") or []) and finite(alone.get("null") or [])):
+        return None
+    return _net(summarise(alone["reference"]), summarise(alone["null"]).median_ms, batch).median_ms
+
+
+def finite(xs) -> bool:
+    return bool(xs) and all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
 
 
 def _samples_ok(samples) -> bool:
@@ -106,10 +120,12 @@ def judge(result: dict, report: dict | None, device: str, floor_ms: float | None
     too. An ok verdict needs both ok, and then: gate times that are finite; the reference
     beside the candidate no slower than the reference timed alone (a second look with the
     candidate stopped before a flag: is the GPU busy with its work, is the reference slow
-    alone too); the candidate's time over the roofline floor. Times are the gate's samples
-    less the median of the null calls (the gate's own cost); when either net median is not
-    positive, the gate-to-gate times are reported as they are."""
+    alone too); the candidate's time over the roofline floor. Times are the gate's samples (a
+    batch of `report["batch"]` calls each) less the median of the null calls (the gate's own
+    cost), per call; when either net median is not positive, the gate-to-gate times per call
+    are reported."""
     from workbench.execution import guards, reference
+    from workbench.execution.gate import MAX_BATCH
     from workbench.execution.timing import summarise
 
     status = result.get("status")
@@ -152,18 +168,21 @@ def judge(result: dict, report: dict | None, device: str, floor_ms: float | None
     if why:
         return {"status": "cheat_suspected", "reason": why, **base}
     null_ms = null_g.median_ms
-    ref_s, cand_s = _net(ref_g, null_ms), _net(cand_g, null_ms)
+    batch = report.get("batch", 1)
+    if not isinstance(batch, int) or isinstance(batch, bool) or not 1 <= batch <= MAX_BATCH:
+        return {"status": "crashed", "reason": "the judge's report names a malformed batch", **base}
+    ref_s, cand_s = _net(ref_g, null_ms, batch), _net(cand_g, null_ms, batch)
     note = ""
     if not (ref_s.median_ms > 0 and cand_s.median_ms > 0):
-        ref_s, cand_s = ref_g, cand_g
+        ref_s, cand_s = _net(ref_g, 0.0, batch), _net(cand_g, 0.0, batch)
         note = "; gate-to-gate times (a call about as short as the gate's own cost)"
     why = guards.roofline_finding(cand_s.median_ms, floor_ms)
     if why:
         return {"status": "cheat_suspected", "reason": why, **base}
     out = {"status": "ok", "reason": note.lstrip("; "), **base, "reference": ref_s.to_dict(),
            "candidate": cand_s.to_dict(), "speedup": ref_s.median_ms / cand_s.median_ms,
-           "gate_ms": {"reference": ref_g.median_ms, "candidate": cand_g.median_ms, "null": null_ms},
-           "reference_alone_ms": alone_stats["median_ms"] if alone_stats else None,
+           "gate_ms": {"reference": ref_g.median_ms, "candidate": cand_g.median_ms, "null": null_ms}, "batch": batch,
+           "reference_alone_ms": _alone_net(alone, batch),
            "checked": report.get("checked"), "self_ms": report.get("self_ms")}
     if report.get("repeats"):
         reps = []
@@ -171,8 +190,8 @@ def judge(result: dict, report: dict | None, device: str, floor_ms: float | None
             if not _samples_ok(r):
                 continue
             n = summarise(r["null"]).median_ms
-            reps.append({"reference": _net(summarise(r["reference"]), n).to_dict(),
-                         "candidate": _net(summarise(r["candidate"]), n).to_dict()})
+            reps.append({"reference": _net(summarise(r["reference"]), n, batch).to_dict(),
+                         "candidate": _net(summarise(r["candidate"]), n, batch).to_dict()})
         out["repeats"] = reps
     return out
 

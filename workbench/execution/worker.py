@@ -323,7 +323,7 @@ def reference_main(link_fd: int) -> int:
                             "reason": f"the reference failed in the judge's clean worker: {type(e).__name__}: {e}"[:3000]}
 
                 link.send(gate.answer_call(msg, models[key][slot], layout["slots"][slot], base, sync, device, on_error,
-                                           share, kept))
+                                           share, kept, layout["slots"]))
             elif kind == "drop":
                 key = msg["key"]
                 kept.clear()
