@@ -197,6 +197,7 @@ def test_short_calls_are_timed_in_batches_of_fresh_inputs(by_reference, monkeypa
     """A call much shorter than the gate's own cost is timed as a batch of calls between two
     marks of the clock, each on its own fresh inputs, and the verdict's times are per call."""
     monkeypatch.setattr(session, "BATCH_TARGET", 1e9)      # every batch as long as the arena allows
+    monkeypatch.setitem(session.BATCH_BYTES, "cpu", 64 * 2**20)   # batches on the CPU too (off by default)
     seen: list[torch.Tensor] = []
 
     def remembering(x):
@@ -222,6 +223,7 @@ def test_a_candidate_that_skips_work_inside_a_batch_is_caught(monkeypatch):
     """Calls that follow each other at once (a batch) hand back the previous answer: the
     judge compares every call of a checked batch with the reference on the same inputs."""
     monkeypatch.setattr(session, "BATCH_TARGET", 1e9)
+    monkeypatch.setitem(session.BATCH_BYTES, "cpu", 64 * 2**20)
     last: dict = {}
 
     def lazy(x):
@@ -248,6 +250,11 @@ def test_a_batch_names_only_slots_of_the_layout():
                              {"inputs": [], "outputs": []}, torch.zeros(8, dtype=torch.uint8), gate.HostSync(), "cpu",
                              lambda e: {}, None, None, layouts)
     assert reply["ok"] is False and reply["status"] == "crashed" and reply["id"] == 3
+
+
+def test_the_cpu_gate_times_one_call_per_crossing_by_default():
+    r = _judge(_softmax)
+    assert r["status"] == "ok" and r["batch"] == 1
 
 
 def test_the_batch_covers_the_gate_cost_within_the_arena():
