@@ -6,7 +6,7 @@ own environment (what /proc/<pid>/environ shows) holds the secrets the probes tr
 Plain Python (no pytest): tests/execution/adversarial/test_adversarial.py runs it on the CPU,
 benchmarks/integrity_bench.py on a GPU. Attacks run one per worker process (max_chunk 1: a
 probe that tampers with its worker must not meet another probe there); twins, honest, share
-chunk workers. Writes JSON: results and twins ({name: {status, reason, log, speedup}}), the
+chunk workers (on a GPU they run first, alone on the machine). Writes JSON: results and twins ({name: {status, reason, log, speedup}}), the
 side effects (probes.Probes.side_effects), cheats (tests/execution/fixtures/cheats, with
 --cheats), the hardware and the seconds taken.
 """
@@ -60,12 +60,22 @@ def run(args) -> dict:
         jobs += [(f"cheat:{f.name}", f.problem, f.candidate) for f in load_fixtures("cheats")]
     t0 = time.time()
     attacks, twins = _executors(args)
-    with attacks, twins:
-        fut = {n: attacks.submit(p, [c])[0] for n, p, c in jobs}
-        tfut = {n: twins.submit(probes.problem, [c])[0] for n, c in probes.twins.items()}
-        results = {n: _row(f.result()) for n, f in fut.items()}
-        twin_rows = {n: _row(f.result()) for n, f in tfut.items()}
-        hardware = attacks.hardware.to_dict()
+    if args.cpu:
+        with attacks, twins:
+            fut = {n: attacks.submit(p, [c])[0] for n, p, c in jobs}
+            tfut = {n: twins.submit(probes.problem, [c])[0] for n, c in probes.twins.items()}
+            results = {n: _row(f.result()) for n, f in fut.items()}
+            twin_rows = {n: _row(f.result()) for n, f in tfut.items()}
+            hardware = attacks.hardware.to_dict()
+    else:
+        # On a GPU the twins first, with no probe on the machine: each executor has its own
+        # timer, and a twin timed beside a probe's leftover GPU work is flagged for it.
+        with twins:
+            twin_rows = {n: _row(f.result()) for n, f in
+                         {n: twins.submit(probes.problem, [c])[0] for n, c in probes.twins.items()}.items()}
+        with attacks:
+            results = {n: _row(f.result()) for n, f in {n: attacks.submit(p, [c])[0] for n, p, c in jobs}.items()}
+            hardware = attacks.hardware.to_dict()
     time.sleep(1.0)
     from workbench.execution import contain
 
