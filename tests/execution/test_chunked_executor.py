@@ -190,3 +190,30 @@ def test_phase_budget_polled_from_threads_is_independent(tmp_path):
         t.join()
     holder.close()
     assert out[0] is None and out[1] is not None
+
+
+def test_the_rest_of_a_chunk_leaves_a_worker_whose_candidate_was_caught(monkeypatch):
+    """A candidate the judge finds cheating (here: its stored first answer returned for new
+    inputs) may have left anything in its process that no check saw: the parent stops that
+    worker, and the candidates after it run in a fresh one."""
+    from workbench.execution import chunked
+
+    cheat = next(f for f in load_fixtures("cheats") if f.name == "cache_across_calls")
+    honest = HONEST["softmax_manual_torch"]
+    assert cheat.problem.id == honest.problem.id
+    workers: list[list[str]] = []
+    real = chunked._one_worker
+
+    def spy(work, job, pending, *a, **kw):
+        workers.append([c.id for c in pending])
+        return real(work, job, pending, *a, **kw)
+
+    monkeypatch.setattr(chunked, "_one_worker", spy)
+    cands = [_variant(honest, 0), _variant(cheat, 1), _variant(honest, 2), _variant(honest, 3)]
+    with ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, max_chunk=8, timeout_s=30, run_timeout_s=30,
+                         options={"seeds": [0, 1], **CPU_OPTIONS}, coalesce_s=0.3) as ex:
+        results = [f.result(timeout=300) for f in ex.submit(honest.problem, cands)]
+    assert [m.status for m in results] == [Status.OK, Status.CHEAT_SUSPECTED, Status.OK, Status.OK], \
+        [(m.status, m.reason) for m in results]
+    # The first worker took all four and was stopped after the second; the rest ran in a new one.
+    assert workers[0] == [c.id for c in cands] and workers[1] == [cands[2].id, cands[3].id], workers

@@ -26,7 +26,8 @@ The verdict is the executor's, not the worker's:
   unstarted rest of the chunk goes to a fresh worker;
 - the worker leaves by itself after a candidate that leaves the process suspect (a sticky
   CUDA error, a replaced function, a changed precision flag, a leftover thread or process),
-  so no later candidate is measured in a tampered process.
+  and the parent stops it after a candidate whose verdict is cheat_suspected (whatever the
+  worker says), so no later candidate is measured in a tampered process.
 """
 from __future__ import annotations
 
@@ -363,6 +364,15 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
             on_raw(cand, final)
         record(cand, result_to_measurement(final, problem, cand, hardware, text))
 
+    def caught(res: dict) -> bool:
+        """Whether the current candidate's verdict is cheat_suspected (then the rest of the
+        chunk goes to a fresh worker)."""
+        try:
+            report = session.result() if session is not None and session.done() else None
+            return judge(res, report, device, job.roofline_floor_ms)["status"] == "cheat_suspected"
+        except Exception:  # noqa: BLE001 - judge_one records the error; a fresh worker is the safe side
+            return True
+
     def finish_current(res: dict) -> None:
         """Judge the current job in the background: the worker goes on with the next at once."""
         nonlocal current, held, log_mark, session
@@ -417,6 +427,7 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
                                              "a candidate wrote to it")
                 break
             violation = None
+            retire = False
             for f in frames:
                 kind = f.get("type")
                 if session is not None and not judged.is_set():
@@ -438,7 +449,14 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
                     held = f["result"]
                 elif kind == "ready" and (current is None or held is not None):
                     if held is not None:
+                        tainted = caught(held)
                         finish_current(held)
+                        if tainted:
+                            # Caught cheating: what it may have left in this process (a patched
+                            # module, a thread, GPU work) must not meet the next candidate.
+                            queue.clear()
+                            retire = True
+                            break
                     if not send_next():
                         continue
                 elif kind in ("leaving", "bye") and (current is None or held is not None):
@@ -448,6 +466,8 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
                 else:
                     violation = f"an unexpected {kind!r} message"
                     break
+            if retire:
+                break
             if violation:
                 ended_why = (Status.CRASHED, f"the worker's channel carried {violation} (a second result, "
                                              "another job's id or a message out of turn): its report is not "
