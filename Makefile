@@ -33,10 +33,9 @@ browser:
 run: $(STAMP)
 	$(BIN)/python -m workbench.ui.serving --address $(HOST) --port $(PORT) $(if $(ALLOW_REMOTE),--allow-remote) -- $(PANEL_ARGS)
 
-# Two test processes (one per core of a small machine); a file's tests stay in one process, the
-# longest files first (tests/conftest.py: LONG_FILES).
+# Two test processes (one per core of a small machine); a file's tests stay in one process.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=40
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=40
 
 # docs/results.md from benchmarks/results/*.json (tests/test_results_page.py checks it is current).
 results: $(STAMP)

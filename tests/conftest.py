@@ -50,28 +50,6 @@ from typing import Iterator
 
 import pytest
 
-#: Test files that take many minutes on a 2-core machine (seconds, rounded, from `make test`'s
-#: --durations). `make test` hands out whole files (--dist loadfile, --no-loadscope-reorder):
-#: these start first, longest first, so that no process ends the run alone with one of them;
-#: the other files follow, most tests first.
-LONG_FILES: dict[str, int] = {
-    "tests/notebooks/test_notebooks.py": 1700,
-    "tests/seeds/test_kb_corpus_seeds_even.py": 1120,
-    "tests/seeds/test_kb_corpus_seeds_odd.py": 1070,
-}
-
-
-@pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(session, config, items):
-    """Order files as LONG_FILES says (every process collects the same order; a file's own
-    tests keep theirs)."""
-    by_file: dict[str, list] = {}
-    for item in items:
-        by_file.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
-    order = sorted(by_file, key=lambda f: (-LONG_FILES.get(f, 0), -len(by_file[f])))
-    items[:] = [item for f in order for item in by_file[f]]
-
-
 @pytest.fixture(scope="session", autouse=True)
 def _fitted_cache_in_tmp(tmp_path_factory):
     """Fitted forecasters (workbench.forecast.fitted) are cached in a temporary folder shared by
