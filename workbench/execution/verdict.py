@@ -93,15 +93,12 @@ def _net(stats, null_ms: float, batch: int = 1):
 
 def _alone_net(alone: dict, batch: int) -> float | None:
     """The reference timed alone, per call less the gate's cost (its own null calls)."""
+    from workbench.execution.session import finite
     from workbench.execution.timing import summarise
 
     if not (finite(alone.get("reference") or []) and finite(alone.get("null") or [])):
         return None
     return _net(summarise(alone["reference"]), summarise(alone["null"]).median_ms, batch).median_ms
-
-
-def finite(xs) -> bool:
-    return bool(xs) and all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
 
 
 def _samples_ok(samples) -> bool:
