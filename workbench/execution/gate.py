@@ -442,7 +442,8 @@ def answer_call(msg: dict, fn: Callable[..., Any], slot: dict, arena, sync, devi
         err = on_error(e)
     sync.after()
     first = calls[0] if calls else ([], [])
-    reply = {"type": "enqueued", "id": msg.get("id"), "ok": err is None, "values": first[1], "self_ms": sync.self_ms()}
+    reply = {"type": "enqueued", "id": msg.get("id"), "ok": err is None, "values": first[1],
+             "self_ms": sync.self_ms()}
     if err is None and extra:
         reply["more"] = [{"values": v} for _, v in calls[1:]]
     if err is None and not in_arena and share is not None:

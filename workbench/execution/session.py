@@ -16,11 +16,11 @@ processes are stopped (gate.Freezer). A round's reference and candidate are each
 calls between two marks of the gate's clock, one fresh input set per call (the same sets for
 both): the gate costs a crossing per batch, not per call, and a batch lasts at least
 BATCH_TARGET times the null call, as far as BATCH_BYTES of input sets allow (choose_batch,
-from the warm-up's rounds of one call each; the reference alone is timed at the same batch). Each round is checked with probability CHECK_SHARE, decided after its clock stopped:
-every call's outputs and inputs are copied at once and compared with the reference's outputs
-of the same inputs. Every comparison uses the run's
-tolerance (the contract's; the inputs and both models are at its precision already, as the
-problem was loaded).
+from the warm-up's rounds of one call each; the reference alone is timed at the same batch).
+Each round is checked with probability CHECK_SHARE, decided after its clock stopped: every
+call's outputs and inputs are copied at once and compared with the reference's outputs of the
+same inputs. Every comparison uses the run's tolerance (the contract's; the inputs and both
+models are at its precision already, as the problem was loaded).
 """
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ BATCH_TARGET = 10.0
 #: ... unless the slower side's batch would last longer than this (ms).
 BATCH_MAX_MS = 50.0
 #: Room for a batch's extra input sets, per arena (the reference's and the candidate's), bytes.
-#: None on the CPU: there the gate costs tens of microseconds against calls of milliseconds.
+#: None (0) on the CPU: there the gate costs tens of microseconds against calls of milliseconds.
 BATCH_BYTES = {"cuda": 2 * 2**30, "cpu": 0}
 
 
@@ -135,7 +135,8 @@ class Endpoint:
             raise Finding("crashed", f"the {self.who}'s worker did not say where its outputs are")
         try:
             return [self._in_arena(key, sh, e) if isinstance(sh, dict) and "arena" in sh
-                    else self.imports.tensor(sh, e) if e["kind"] == "tensor" else None for sh, e in zip(shared, ents)]
+                    else self.imports.tensor(sh, e) if e["kind"] == "tensor" else None
+                    for sh, e in zip(shared, ents)]
         except (ValueError, RuntimeError, TypeError) as err:
             raise Finding("crashed", f"the {self.who}'s worker shared output memory the judge cannot map: {err}") from err
 
@@ -147,9 +148,10 @@ class Endpoint:
             return None
         base = self.arenas[key][0].base
         dt = getattr(torch, entry["dtype"])
-        n = math.prod(entry["shape"]) * torch.empty(0, dtype=dt).element_size()
+        size = torch.empty(0, dtype=dt).element_size()
+        n = math.prod(entry["shape"]) * size
         off = shared["arena"]
-        if not isinstance(off, int) or off < 0 or off + n > base.numel() or off % torch.empty(0, dtype=dt).element_size():
+        if not isinstance(off, int) or off < 0 or off + n > base.numel() or off % size:
             raise ValueError(f"an output of {n} bytes at arena offset {off!r} does not fit the arena")
         return base[off:off + n].view(dt).view(entry["shape"])
 
@@ -311,7 +313,8 @@ class Problem:
         if host:     # on the CPU the outputs of each call take room in the arena too
             full_bytes += sum(e.get("nbytes", 0) for e in out_entries["full"])
         budget = BATCH_BYTES["cpu" if host else "cuda"]
-        self.max_batch = max(1, min(MAX_BATCH, budget // max(full_bytes, 1)))
+        fits = max(1, min(MAX_BATCH, budget // max(full_bytes, 1)))
+        self.max_batch = 1 << (fits.bit_length() - 1)      # choose_batch picks powers of two only
         for i in range(1, self.max_batch):
             examples[f"full.{i}"] = examples["full"]
         self.cand_layout = make_layout(examples, outputs_in_arena=host)
