@@ -418,6 +418,7 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
         budget = PhaseBudget(job.compile_budget_s(current), job.run_timeout_s, started, lock_path=lock_path)
         return True
 
+    timer.workers.add(proc.pid)     # stopped by sessions of other workers while the GPU is not idle
     try:
         while True:
             try:
@@ -494,6 +495,7 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
                     ended_why = (Status.TIMEOUT, f"{why}; worker killed")
                     break
     finally:
+        timer.workers.discard(proc.pid)
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):

@@ -36,6 +36,8 @@ from typing import Any
 
 #: Problems a timer keeps ready (reference models built, arenas allocated); least recent first out.
 KEEP_PROBLEMS = 4
+#: Seconds a session waits for the GPU to go idle with every other worker stopped.
+IDLE_WAIT_S = 20.0
 
 
 # --------------------------------------------------------------------------- the timer process
@@ -181,12 +183,16 @@ class _Server:
                     saved = None
             # The run's contract (tolerance, trials) from the executor's options, never from a worker.
             contract = Contract.from_options(req.get("options") or {"seeds": req["seeds"]})
+            repeats = int((req.get("options") or {}).get("timing_repeats", 1))
+
+            def run() -> dict:
+                return Session(prob, cand, self.ref, req["seeds"], req["timing"], deadline,
+                               busy=self.busy, repeats=repeats, check_share=float(req.get("check_share", 0.5)),
+                               timing_s=float(req["timing_s"]), contract=contract).run(
+                                   time_it=bool(req.get("time", True)))
+
             with GpuLock(req.get("lock_path") if self.cuda else None).exclusive():
-                repeats = int((req.get("options") or {}).get("timing_repeats", 1))
-                report = Session(prob, cand, self.ref, req["seeds"], req["timing"], deadline,
-                                 busy=self.busy, repeats=repeats, check_share=float(req.get("check_share", 0.5)),
-                                 timing_s=float(req["timing_s"]), contract=contract).run(
-                                     time_it=bool(req.get("time", True)))
+                report = self._quiet_session(run, cand, [self.gate.Freezer(int(p)) for p in req.get("others") or []])
         except Finding as f:
             report = {"status": f.status, "reason": f.reason}
         finally:
@@ -202,6 +208,62 @@ class _Server:
             self._stop_ref()
         report["restart"] = "stuck" in (cand.broken, getattr(self.ref, "broken", ""))
         return report
+
+    def _idle(self, cand, others: list, wait_s: float) -> float | None:
+        """With every other worker and the candidate stopped: wait until the busy probe calls
+        the GPU idle. None when it is, else the last busy ratio (after `wait_s` seconds)."""
+        from workbench.execution.verdict import BUSY_RATIO
+
+        for f in others:
+            f.freeze()
+        if cand.freezer is not None:
+            cand.freezer.freeze()
+        try:
+            end = time.monotonic() + wait_s
+            while True:
+                ratio = self.busy()
+                if ratio <= BUSY_RATIO:
+                    return None
+                if time.monotonic() > end:
+                    return ratio
+                time.sleep(0.05)
+        finally:
+            if cand.freezer is not None:
+                cand.freezer.thaw()
+
+    def _quiet_session(self, run, cand, others: list) -> dict:
+        """`run()` (the session) on a GPU no other process is using. Another worker of the
+        executor may have left work on the GPU (its own attack, or its candidate's leftovers),
+        which would slow this session's reference and be blamed on this candidate. So: when
+        the busy probe finds the GPU busy before the session, every other worker is stopped
+        (and kept stopped through it) until the GPU is idle; when a session run with the others
+        going ends with a slowed reference, it is run once more with them stopped, and that
+        run's report stands. A GPU that stays busy with everyone stopped for IDLE_WAIT_S is
+        reported as such (not the candidate's verdict)."""
+        from workbench.execution.verdict import BUSY_RATIO
+
+        if self.busy is None:
+            return run()
+        try:
+            stopped = False
+            if self.busy() > BUSY_RATIO:
+                stopped = True
+                ratio = self._idle(cand, others, IDLE_WAIT_S)
+                if ratio is not None:
+                    return {"status": "timeout", "reason": f"the GPU stayed busy ({ratio:.1f}x the judge's own work "
+                            f"time) for {IDLE_WAIT_S:.0f} s before the session with every worker of the executor "
+                            "stopped: another process is using it"}
+            report = run()
+            if "retime" in report and not stopped and others:
+                first = report.get("reason") or "the reference was slower beside the candidate than alone"
+                ratio = self._idle(cand, others, IDLE_WAIT_S)
+                if ratio is None:
+                    report = run()
+                    report["rerun"] = f"run again with the executor's other workers stopped after: {first}"[:1000]
+            return report
+        finally:
+            for f in others:
+                f.thaw()
 
     @staticmethod
     def _worker_pid(supervisor: int | None) -> int | None:
@@ -271,6 +333,9 @@ class Timer:
         self.known: set[str] = set()
         self._closing: list[str] = []
         self.interfered = False
+        # Supervisor pids of the executor's live workers on this device (chunked._one_worker
+        # adds and removes them): the others a session may stop while the GPU is not idle.
+        self.workers: set[int] = set()
 
     def _start(self) -> None:
         from workbench.execution.gate import Link
@@ -347,7 +412,8 @@ class Timer:
                 self._flush_closing()
                 deadline = time.monotonic() + float(req["trial_s"]) + grace_s
                 rid = secrets.token_hex(8)
-                self.ctrl.send({**req, "type": "session", "id": rid, "link": link_id})
+                others = sorted(p for p in set(self.workers) if p != req.get("supervisor"))
+                self.ctrl.send({**req, "type": "session", "id": rid, "link": link_id, "others": others})
                 if link_id not in self.known:
                     msg = self.ctrl.recv(max(0.05, deadline - time.monotonic()))
                     if msg.get("type") != "send-fds":

@@ -1,0 +1,133 @@
+"""The timer's session on a GPU another worker is using (timer._Server._quiet_session): other
+workers are stopped until the GPU is idle, a slowed reference beside running neighbours is
+timed again with them stopped, and a GPU that never goes idle is reported, not blamed."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+from workbench.execution import gate, timer
+from workbench.execution.verdict import BUSY_RATIO
+
+
+class FakeFreezer:
+    def __init__(self, log: list, name: str):
+        self.log, self.name, self.stopped = log, name, []
+
+    def freeze(self):
+        self.stopped = [1]
+        self.log.append(("freeze", self.name))
+
+    def thaw(self):
+        self.stopped = []
+        self.log.append(("thaw", self.name))
+
+
+class Cand:
+    def __init__(self, log):
+        self.freezer = FakeFreezer(log, "cand")
+
+
+def server(ratios: list[float]) -> timer._Server:
+    s = timer._Server.__new__(timer._Server)
+    seq = iter(ratios)
+    last = [ratios[-1]]
+
+    def busy():
+        last[0] = next(seq, last[0])
+        return last[0]
+
+    s.busy = busy
+    return s
+
+
+def runner(log: list, others: list, reports: list[dict]):
+    it = iter(reports)
+
+    def run():
+        log.append(("run", tuple(bool(o.stopped) for o in others)))
+        return dict(next(it))
+    return run
+
+
+def test_idle_gpu_runs_once_with_others_going():
+    log: list = []
+    others = [FakeFreezer(log, "w1"), FakeFreezer(log, "w2")]
+    rep = server([1.0])._quiet_session(runner(log, others, [{"status": "ok"}]), Cand(log), others)
+    assert rep == {"status": "ok"}
+    assert log == [("run", (False, False))] + [("thaw", "w1"), ("thaw", "w2")]
+
+
+def test_busy_gpu_stops_the_others_through_the_session():
+    log: list = []
+    others = [FakeFreezer(log, "w1")]
+    rep = server([BUSY_RATIO + 2, BUSY_RATIO + 1, 1.0])._quiet_session(
+        runner(log, others, [{"status": "ok"}]), Cand(log), others)
+    assert rep["status"] == "ok"
+    assert log.index(("freeze", "w1")) < log.index(("run", (True,)))
+    assert log[-1] == ("thaw", "w1")
+
+
+def test_gpu_busy_with_everyone_stopped_is_not_the_candidates_verdict(monkeypatch):
+    monkeypatch.setattr(timer, "IDLE_WAIT_S", 0.2)
+    log: list = []
+    others = [FakeFreezer(log, "w1")]
+    rep = server([BUSY_RATIO * 3])._quiet_session(runner(log, others, [{"status": "ok"}]), Cand(log), others)
+    assert rep["status"] == "timeout" and "stayed busy" in rep["reason"]
+    assert not any(e[0] == "run" for e in log)
+    assert log[-1] == ("thaw", "w1") and ("thaw", "cand") in log
+
+
+def test_slowed_reference_beside_running_others_is_timed_again_with_them_stopped():
+    log: list = []
+    others = [FakeFreezer(log, "w1")]
+    flagged = {"status": "ok", "retime": {"reference": [2.0]}, "reason": "slowed"}
+    rep = server([1.0])._quiet_session(runner(log, others, [flagged, {"status": "ok"}]), Cand(log), others)
+    assert [e for e in log if e[0] == "run"] == [("run", (False,)), ("run", (True,))]
+    assert rep["status"] == "ok" and "slowed" in rep["rerun"]
+
+
+def test_slowed_reference_with_others_already_stopped_stands():
+    log: list = []
+    others = [FakeFreezer(log, "w1")]
+    flagged = {"status": "ok", "retime": {"reference": [2.0]}, "reason": "slowed"}
+    rep = server([BUSY_RATIO + 1, 1.0])._quiet_session(runner(log, others, [flagged]), Cand(log), others)
+    assert rep is not None and "retime" in rep and "rerun" not in rep
+    assert sum(e[0] == "run" for e in log) == 1
+
+
+def test_no_busy_probe_on_the_cpu_runs_once():
+    s = timer._Server.__new__(timer._Server)
+    s.busy = None
+    log: list = []
+    others = [FakeFreezer(log, "w1")]
+    flagged = {"status": "ok", "retime": {"reference": [2.0]}}
+    assert s._quiet_session(runner(log, others, [flagged]), Cand(log), others) == flagged
+    assert log == [("run", (False,))]
+
+
+def test_freezer_of_another_worker_stops_its_processes_not_its_supervisor():
+    """The real Freezer on a process tree like a worker's: the supervisor (root) keeps
+    running, its descendants stop and go on again."""
+    sup = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
+                            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"])
+    try:
+        from workbench.execution.contain import _children
+
+        end = time.monotonic() + 10
+        while not _children(sup.pid) and time.monotonic() < end:
+            time.sleep(0.05)
+        (kid,) = _children(sup.pid)
+        f = gate.Freezer(sup.pid)
+        f.freeze()
+        assert gate._state(kid) in ("T", "t") and gate._state(sup.pid) not in ("T", "t")
+        f.thaw()
+        time.sleep(0.1)
+        assert gate._state(kid) not in ("T", "t")
+        os.kill(kid, signal.SIGKILL)
+    finally:
+        sup.kill()
+        sup.wait()
