@@ -223,7 +223,8 @@ def _measure_honest(args, jobs: list[tuple[str, object, object]], part: str, dea
                 for _, f in futures[i:]:
                     f.cancel()
                 break
-            rows[n] = {"status": m.status.value, "reason": m.reason[:300], "speedup": m.speedup}
+            rows[n] = {"status": m.status.value, "reason": m.reason[:300], "speedup": m.speedup,
+                       "rounds": m.candidate_runs}
             if args.out is not None and i % 25 == 24:
                 _write(args.out, f"partial-{part}.json", {"done": len(rows), "of": len(jobs), "rows": rows})
     if args.out is not None:

@@ -106,6 +106,7 @@ def _show(name: str, m, raw: dict | None = None) -> None:
     log(f"{name}: {m.status.value} speedup={m.speedup} reference_ms={m.reference_ms} candidate_ms={m.candidate_ms}")
     log(f"  reason: {m.reason}")
     if raw:
+        log(f"  phases_s={raw.get('phases_s')} batch={raw.get('batch')}")
         log(f"  gate_ms={raw.get('gate_ms')} checked={raw.get('checked')} self_ms="
             f"{str((raw.get('self_ms') or {}).get('candidate', [])[-5:])}")
     if m.status.value != "ok" and m.log:
@@ -136,6 +137,7 @@ def honest(args, kernels, first_only: bool = False) -> dict:
                         "ratio": (m.speedup / before) if (m.speedup and before) else None,
                         "gate_null_us": 1e3 * raw["gate_ms"]["null"] if raw.get("gate_ms") else None,
                         "gate_ms": raw.get("gate_ms"), "checked_calls": raw.get("checked"),
+                        "phases_s": raw.get("phases_s"), "batch": raw.get("batch"),
                         "self_ms": raw.get("self_ms"), "reference_ms": m.reference_ms,
                         "candidate_ms": m.candidate_ms}
         log(f"  previous way: {before}; ratio {rows[k.name]['ratio']}; gate null {rows[k.name]['gate_null_us']} us")

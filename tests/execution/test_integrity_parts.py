@@ -96,6 +96,26 @@ def test_nudged_inputs_differ_in_one_element_of_each_float_tensor():
     assert (y != x).sum() == 1 and torch.equal(j, idx) and y is not x
 
 
+def test_nudged_inputs_take_their_tail_from_another_set():
+    x, other = torch.randn(64, 128), torch.randn(64, 128)
+    (y,) = session.nudged([x], [other])
+    n = int(x.numel() * session.NUDGE_SHARE)
+    assert torch.equal(y.view(-1)[:-n], x.view(-1)[:-n])
+    assert torch.equal(y.view(-1)[-n:-1], other.view(-1)[-n:-1]) and y.view(-1)[-1] == other.view(-1)[-1] + 1.5
+
+
+def test_a_cache_under_a_first_row_fingerprint_is_stale_on_nudged_inputs_beyond_tolerance():
+    """A softmax kept under the sum of the first row's first elements (the cheat fixture
+    implausible_speedup): one changed element stays within the tolerance; the nudge does not."""
+    x = torch.randn(512, 4096)
+    ref = torch.softmax(x, -1)
+    one = torch.softmax(session.nudged([x])[0], -1)
+    ok_one, _ = session.compare([ref], [one], [None], [None], 4096, False)
+    tail = torch.softmax(session.nudged([x], [torch.randn(512, 4096)])[0], -1)
+    ok_tail, why = session.compare([ref], [tail], [None], [None], 4096, False)
+    assert ok_one and not ok_tail, why
+
+
 # --------------------------------------------------------------------------- the verdict
 def _report(ref, cand, null, alone=None, **kw):
     n = len(ref)

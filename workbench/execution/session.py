@@ -50,6 +50,8 @@ BATCH_TARGET = 10.0
 BATCH_MAX_MS = 50.0
 #: Room for a batch's extra input sets, per arena (the reference's and the candidate's), bytes.
 #: None (0) on the CPU: there the gate costs tens of microseconds against calls of milliseconds.
+#: The share of each float input the nudged trial call takes from another input set.
+NUDGE_SHARE = 1 / 8
 BATCH_BYTES = {"cuda": 2 * 2**30, "cpu": 0}
 
 
@@ -284,14 +286,22 @@ def same(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return all(torch.equal(x, y) if isinstance(x, torch.Tensor) else x == y for x, y in zip(a, b))
 
 
-def nudged(x: Sequence[Any]) -> list:
-    """`x` with the last element of each float tensor changed."""
+def nudged(x: Sequence[Any], other: Sequence[Any] | None = None) -> list:
+    """`x` with the last element of each float tensor changed and, given `other` (another
+    input set of the same slot), the last NUDGE_SHARE of its elements taken from it. A result
+    kept under a fingerprint of a few elements is stale on these inputs, and by more than any
+    tolerance: one changed element alone can stay within it (a softmax row of thousands)."""
     import torch
 
     out = [t.clone() if isinstance(t, torch.Tensor) else t for t in x]
-    for t in out:
+    for i, t in enumerate(out):
         if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel():
-            t.view(-1)[-1] += 1.5
+            flat = t.view(-1)
+            o = other[i] if other is not None and i < len(other) else None
+            if isinstance(o, torch.Tensor) and o.shape == t.shape and o.dtype == t.dtype:
+                n = max(1, int(t.numel() * NUDGE_SHARE))
+                flat[-n:] = o.reshape(-1)[-n:]
+            flat[-1] += 1.5
     return out
 
 
@@ -425,7 +435,8 @@ class Session:
                 raise
             if first is None:
                 first = x
-                prev = self._trial("full", nudged(x), "full size, call with one input element changed", prev)
+                prev = self._trial("full", nudged(x, self.p.fresh("full")),
+                                   "full size, call with the last part of each input changed", prev)
         if "second" in self.p.shapes:
             self._trial("second", self.p.fresh("second"), "second shape", None)
 
@@ -524,8 +535,18 @@ class Session:
         from workbench.execution.timing import summarise
 
         report: dict[str, Any] = {"status": "ok", "reason": ""}
+        # Wall seconds of each part of the session (where a session's time goes).
+        phases = report["phases_s"] = {}
+        t = time.monotonic()
+
+        def lap(name: str) -> None:
+            nonlocal t
+            now = time.monotonic()
+            phases[name] = round(now - t, 4)
+            t = now
         try:
             self.trials()
+            lap("trials")
             report["trials"] = self.checked
             if time_it:
                 self.deadline = time.monotonic() + self.timing_s
@@ -533,13 +554,16 @@ class Session:
                     # One call per crossing first: the warm-up's times choose the batch.
                     self.batch = 1
                     self.batch = choose_batch(self.warm_up(), self.p.max_batch)
+                    lap("warm_up")
                     if self.batch not in self.p.alone:
                         # The judge's own work, once per problem and batch: not the candidate's budget.
                         left = self.deadline - time.monotonic()
                         self.deadline = time.monotonic() + max(60.0, self.timing_s)
                         self.p.alone[self.batch] = self.alone()
                         self.deadline = time.monotonic() + left
+                        lap("alone")
                     repeats = [self.rounds() for _ in range(self.repeats)]
+                    lap("rounds")
                 except Finding as f:
                     if f.status == "timeout":
                         f.reason = f"timing took longer than {self.timing_s:.0f} s ({f.reason})"

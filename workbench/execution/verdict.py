@@ -181,6 +181,8 @@ def judge(result: dict, report: dict | None, device: str, floor_ms: float | None
            "gate_ms": {"reference": ref_g.median_ms, "candidate": cand_g.median_ms, "null": null_ms}, "batch": batch,
            "reference_alone_ms": _alone_net(alone, batch),
            "checked": report.get("checked"), "self_ms": report.get("self_ms")}
+    if isinstance(report.get("phases_s"), dict):
+        out["phases_s"] = report["phases_s"]
     if report.get("repeats"):
         reps = []
         for r in report["repeats"]:
