@@ -227,8 +227,10 @@ def _measure_honest(args, jobs: list[tuple[str, object, object]], part: str, dea
                        "rounds": m.candidate_runs}
             if args.out is not None and i % 25 == 24:
                 _write(args.out, f"partial-{part}.json", {"done": len(rows), "of": len(jobs), "rows": rows})
-    if args.out is not None:
-        _write(args.out, f"partial-{part}.json", {"done": len(rows), "of": len(jobs), "rows": rows})
+        # Written before the executor closes: closing waits for sessions in flight, which can
+        # outlast the call's own time limit.
+        if args.out is not None:
+            _write(args.out, f"partial-{part}.json", {"done": len(rows), "of": len(jobs), "rows": rows})
     return {"rows": rows, "complete": complete and len(rows) >= len(jobs)}
 
 
