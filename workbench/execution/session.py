@@ -50,9 +50,9 @@ BATCH_TARGET = 10.0
 BATCH_MAX_MS = 50.0
 #: Room for a batch's extra input sets, per arena (the reference's and the candidate's), bytes.
 #: None (0) on the CPU: there the gate costs tens of microseconds against calls of milliseconds.
+BATCH_BYTES = {"cuda": 2 * 2**30, "cpu": 0}
 #: The share of each float input the nudged trial call takes from another input set.
 NUDGE_SHARE = 1 / 8
-BATCH_BYTES = {"cuda": 2 * 2**30, "cpu": 0}
 
 
 class Finding(Exception):

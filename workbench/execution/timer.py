@@ -209,9 +209,9 @@ class _Server:
         report["restart"] = "stuck" in (cand.broken, getattr(self.ref, "broken", ""))
         return report
 
-    def _idle(self, cand, others: list, wait_s: float) -> float | None:
+    def _idle(self, cand, others: list) -> float | None:
         """With every other worker and the candidate stopped: wait until the busy probe calls
-        the GPU idle. None when it is, else the last busy ratio (after `wait_s` seconds)."""
+        the GPU idle. None when it is, else the last busy ratio (after IDLE_WAIT_S seconds)."""
         from workbench.execution.verdict import BUSY_RATIO
 
         for f in others:
@@ -219,7 +219,7 @@ class _Server:
         if cand.freezer is not None:
             cand.freezer.freeze()
         try:
-            end = time.monotonic() + wait_s
+            end = time.monotonic() + IDLE_WAIT_S
             while True:
                 ratio = self.busy()
                 if ratio <= BUSY_RATIO:
@@ -248,7 +248,7 @@ class _Server:
             stopped = False
             if self.busy() > BUSY_RATIO:
                 stopped = True
-                ratio = self._idle(cand, others, IDLE_WAIT_S)
+                ratio = self._idle(cand, others)
                 if ratio is not None:
                     return {"status": "timeout", "reason": f"the GPU stayed busy ({ratio:.1f}x the judge's own work "
                             f"time) for {IDLE_WAIT_S:.0f} s before the session with every worker of the executor "
@@ -256,7 +256,7 @@ class _Server:
             report = run()
             if "retime" in report and not stopped and others:
                 first = report.get("reason") or "the reference was slower beside the candidate than alone"
-                ratio = self._idle(cand, others, IDLE_WAIT_S)
+                ratio = self._idle(cand, others)
                 if ratio is None:
                     report = run()
                     report["rerun"] = f"run again with the executor's other workers stopped after: {first}"[:1000]
