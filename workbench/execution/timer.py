@@ -156,8 +156,11 @@ class _Server:
         from workbench.execution.session import Endpoint, Finding, Session
         from workbench.problems.contract import Contract
 
-        deadline = time.monotonic() + float(req["trial_s"])
+        t0 = time.monotonic()
+        deadline = t0 + float(req["trial_s"])
         link_id = req["link"]
+        # Wall seconds of the timer's own parts around the session (its phases_s gets them).
+        around: dict[str, float] = {}
         cand = self.links.get(link_id)
         if cand is None:
             self.ctrl.send({"type": "send-fds"})
@@ -191,7 +194,10 @@ class _Server:
                                timing_s=float(req["timing_s"]), contract=contract).run(
                                    time_it=bool(req.get("time", True)))
 
+            around["setup"] = time.monotonic() - t0
+            t1 = time.monotonic()
             with GpuLock(req.get("lock_path") if self.cuda else None).exclusive():
+                around["lock"] = time.monotonic() - t1
                 report = self._quiet_session(run, cand, [self.gate.Freezer(int(p)) for p in req.get("others") or []])
         except Finding as f:
             report = {"status": f.status, "reason": f.reason}
@@ -207,6 +213,9 @@ class _Server:
             report["reason"] = (report.get("reason", "") + f" (the reference worker was restarted: {self.ref.broken})")
             self._stop_ref()
         report["restart"] = "stuck" in (cand.broken, getattr(self.ref, "broken", ""))
+        if isinstance(report.get("phases_s"), dict):
+            report["phases_s"].update({k: round(v, 4) for k, v in around.items()},
+                                      session=round(time.monotonic() - t0, 4))
         return report
 
     def _idle(self, cand, others: list) -> float | None:
