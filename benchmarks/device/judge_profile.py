@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT)]
 
 
-def profile(n: int, workers: int, gpu: int = 0) -> dict:
+def profile(n: int, workers: int, gpu: int = 0, options: dict | None = None) -> dict:
     from workbench.execution.executors import LocalGPUExecutor
     from workbench.problems import get_problem
     from workbench.zoo import zoo_kernels
@@ -31,9 +31,14 @@ def profile(n: int, workers: int, gpu: int = 0) -> dict:
     raws: dict[str, dict] = {}
     done_at: dict[str, float] = {}
     cache = Path(tempfile.mkdtemp(prefix="wb_profile_cache_"))
-    with LocalGPUExecutor(gpus=[gpu], workers=workers, timeout_s=180, cache_root=cache,
-                          on_raw=lambda c, r: raws.__setitem__(c.id, r)) as ex:
-        t0 = time.time()
+    first: list[float] = []
+    t0 = time.time()
+
+    def on_raw(c, r) -> None:
+        first.append(time.time() - t0)
+        raws[c.id] = r
+    with LocalGPUExecutor(gpus=[gpu], workers=workers, timeout_s=180, cache_root=cache, on_raw=on_raw,
+                          options=options) as ex:
         futs = [(k, ex.submit(get_problem(k.problem_id), [k.candidate()])[0]) for k in kernels]
         got = []
         for k, f in futs:
@@ -50,9 +55,12 @@ def profile(n: int, workers: int, gpu: int = 0) -> dict:
     parts: dict[str, float] = {}
     for r in rows:
         for name, s in (r["phases_s"] or {}).items():
-            parts[name] = round(parts.get(name, 0.0) + s, 2)
+            for sub, v in (s.items() if isinstance(s, dict) else [("", s)]):
+                key = f"{name}.{sub}" if sub else name
+                parts[key] = round(parts.get(key, 0.0) + v, 3)
     sessions = [r["phases_s"]["session"] for r in rows if r["phases_s"] and "session" in r["phases_s"]]
-    return {"n": len(rows), "workers": workers, "wall_s": round(wall, 1), "per_min": round(60 * len(rows) / wall, 1),
+    return {"n": len(rows), "workers": workers, "options": options, "wall_s": round(wall, 1),
+            "first_result_s": round(min(first), 2) if first else None, "per_min": round(60 * len(rows) / wall, 1),
             "phase_sums_s": parts, "session_median_s": statistics.median(sessions) if sessions else None,
             "compile_s_sum": round(sum(r["compile_s"] or 0 for r in rows), 1),
             "statuses": {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}},
@@ -64,10 +72,15 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--triton", type=int, default=64, help="kernels (the throughput batch's size)")
     ap.add_argument("--workers", type=int, default=12)
+    ap.add_argument("--option", action="append", default=[], metavar="NAME=JSON",
+                    help="an executor option for this run (repeatable), e.g. compile_unlocked=true")
+    ap.add_argument("--tag", default="", help="suffix of the output file's name")
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
-    res = profile(args.triton, args.workers)
-    (args.out / "judge-profile.json").write_text(json.dumps(res, indent=1, default=str))
+    options = {k: json.loads(v) for k, v in (o.split("=", 1) for o in args.option)} or None
+    res = profile(args.triton, args.workers, options=options)
+    name = f"judge-profile{'-' + args.tag if args.tag else ''}.json"
+    (args.out / name).write_text(json.dumps(res, indent=1, default=str))
     print(json.dumps({k: v for k, v in res.items() if k != "rows"}, indent=1))
     return 0
 

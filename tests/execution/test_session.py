@@ -121,9 +121,13 @@ def test_an_honest_candidate_is_timed_and_every_call_checked(by_reference):
     assert len(s["reference"]) == len(s["candidate"]) == len(s["null"]) >= 4
     assert r["trials"] == 4 and r["checked"] >= 4 + len(s["candidate"])
     assert set(r["alone"]) == {"reference", "null"}
-    ph = r["phases_s"]
+    ph = dict(r["phases_s"])
+    gate = ph.pop("gate")
     assert set(ph) <= {"trials", "warm_up", "alone", "rounds"} and {"trials", "warm_up", "rounds"} <= set(ph)
     assert all(v >= 0 for v in ph.values()) and ph["rounds"] > 0
+    # The gate's parts: every call arms the clock and waits for the reply; the rounds draw inputs.
+    assert {"arm", "reply", "device", "inputs", "compare"} <= set(gate) and all(v >= 0 for v in gate.values())
+    assert sum(gate.values()) <= sum(ph.values()) + 0.05
 
 
 @pytest.mark.parametrize("by_reference", [False, True], ids=["copied", "shared"])

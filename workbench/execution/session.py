@@ -55,6 +55,18 @@ BATCH_BYTES = {"cuda": 2 * 2**30, "cpu": 0}
 NUDGE_SHARE = 1 / 8
 
 
+class _Parts:
+    """Wall seconds per named part of a session's gate work (diagnostics: `phases_s["gate"]`)."""
+
+    def __init__(self) -> None:
+        self.s: dict[str, float] = {}
+
+    def add(self, name: str, t0: float) -> float:
+        now = time.perf_counter()
+        self.s[name] = self.s.get(name, 0.0) + now - t0
+        return now
+
+
 class Finding(Exception):
     """Ends a session with a status and a reason (`outputs`: the candidate's, when it failed
     a comparison)."""
@@ -78,6 +90,7 @@ class Endpoint:
         self.self_ms: list[float] = []
         self.broken = ""          # why this link cannot be used again ("" while it can)
         self.failed_arenas: list = []
+        self.parts = _Parts()     # where this end's calls spend their wall time (set by the session)
 
     def _recv(self, deadline: float) -> dict:
         """The worker's next message, or a Finding naming what went wrong with the link."""
@@ -171,6 +184,7 @@ class Endpoint:
                           "the session")
         calls = [(slot, x)] + list(more)
         bufs = [self.buffers(key, s) for s, _ in calls]
+        t = time.perf_counter()
 
         def prep() -> None:
             for (ins, outs), (_, xs) in zip(bufs, calls):
@@ -179,6 +193,7 @@ class Endpoint:
 
         self.calls += 1
         self.clock.arm(prep)
+        t = self.parts.add("arm", t)
         values = [None if isinstance(v, torch.Tensor) else v for v in x]
         msg = {"type": "call", "id": self.calls, "key": key, "slot": slot, "values": values}
         if more:
@@ -190,6 +205,7 @@ class Endpoint:
             raise Finding("crashed", f"the {self.who}'s worker ended during the judge's session") from e
         reply = self._recv(deadline)
         self.clock.stop()
+        t = self.parts.add("reply", t)
         extra = reply.get("more") if reply.get("ok") and more else []
         if more and reply.get("ok") and (not isinstance(extra, list) or len(extra) != len(more)
                                          or not all(isinstance(m, dict) for m in extra)):
@@ -216,8 +232,10 @@ class Endpoint:
                           f"({str(reply.get('type'))[:40]!r}, call {str(reply.get('id'))[:20]})")
         if not reply.get("ok"):
             raise Finding(str(reply.get("status", "runtime_error")), str(reply.get("reason", ""))[:4000])
+        t = self.parts.add("outputs", t)
         try:
             got["ms"] = self.clock.elapsed_ms(deadline)
+            self.parts.add("device", t)
         except TimeoutError as e:
             self.broken = "stuck"
             raise Finding("timeout", f"the {self.who}'s call did not finish on the device in time") from e
@@ -380,6 +398,7 @@ class Session:
         torch.manual_seed(secrets.randbits(63))
         self.checked = 0
         self.batch = 1            # calls per gate crossing in this session's rounds (choose_batch)
+        self.parts = cand.parts = ref.parts = _Parts()
 
     # ------------------------------------------------------------------ trials
     def _trial(self, slot: str, x: list, label: str, prev: list | None) -> list:
@@ -443,12 +462,17 @@ class Session:
     # ------------------------------------------------------------------ rounds
     def _frozen(self, yes: bool) -> None:
         if self.cand.freezer is not None:
+            t = time.perf_counter()
             (self.cand.freezer.freeze if yes else self.cand.freezer.thaw)()
+            self.parts.add("freeze" if yes else "thaw", t)
 
     def _batch(self) -> tuple[list, list[tuple[str, list]]]:
         """A round's input sets: the first call's, and (slot, inputs) for the batch's others."""
+        t = time.perf_counter()
         x = self.p.fresh("full")
-        return x, [(f"full.{i}", self.p.fresh("full")) for i in range(1, self.batch)]
+        out = x, [(f"full.{i}", self.p.fresh("full")) for i in range(1, self.batch)]
+        self.parts.add("inputs", t)
+        return out
 
     def _round(self, r: int, samples: dict[str, list[float]] | None) -> None:
         x, more = self._batch()
@@ -467,10 +491,12 @@ class Session:
                 got[who] = self.ref.call(self.p.key, "null", [], self.deadline)
             if check and "cand" in got and "ref" in got and "judged" not in got:
                 got["judged"] = {}
+                t = time.perf_counter()
                 cands = [got["cand"]] + got["cand"].get("more", [])
                 refs = [got["ref"]] + got["ref"].get("more", [])
                 for c, ref in zip(cands, refs):
                     self._judge_outputs(c, ref["outputs"], ref["values"], "full", "timed", None, timed=True)
+                self.parts.add("compare", t)
         if samples is not None:
             for who, key in (("ref", "reference"), ("cand", "candidate"), ("null", "null")):
                 samples[key].append(got[who]["ms"])
@@ -588,6 +614,7 @@ class Session:
         finally:
             self._frozen(False)
         report["checked"] = self.checked
+        phases["gate"] = {k: round(v, 4) for k, v in self.parts.s.items()}
         report["self_ms"] = {"reference": self.ref.self_ms[-200:], "candidate": self.cand.self_ms[-200:]}
         if not drained(self.p.device, max(self.deadline, time.monotonic() + 10.0)):
             self.ref.broken = self.cand.broken = "stuck"
