@@ -157,8 +157,8 @@ def _executor(args, gpus: int, chunk: int | None = None):
         return make_executor("cpu", workers=args.workers, options=CPU_OPTIONS)
     budgets = dict(timeout_s=args.timeout_s, run_timeout_s=args.run_timeout_s,
                    cache_root=tempfile.mkdtemp(prefix="wb_landscape_cache_"))
-    if args.compile_unlocked:
-        budgets["options"] = {"compile_unlocked": True}
+    # Explicit either way: this benchmark's runs without the flag keep the GPU lock over compiles.
+    budgets["options"] = {"compile_unlocked": bool(args.compile_unlocked)}
     if args.local:
         return make_executor("cuda", gpus=list(range(gpus)), workers=args.workers, **budgets)
     if args.ray_mode == "actors":

@@ -110,7 +110,7 @@ def test_installed_once_for_the_process(tmp_path, fake_compile):
     assert worker._TRITON_COMPILE is not worker._compile_stepping_out   # never wraps itself
 
 
-def test_the_option_round_trips_and_defaults_off():
-    assert MeasureOptions().compile_unlocked is False
-    opts = MeasureOptions.from_dict({"compile_unlocked": True})
-    assert opts.compile_unlocked is True and MeasureOptions.from_dict(opts.to_dict()) == opts
+def test_the_option_round_trips_and_defaults_on():
+    assert MeasureOptions().compile_unlocked is True
+    opts = MeasureOptions.from_dict({"compile_unlocked": False})
+    assert opts.compile_unlocked is False and MeasureOptions.from_dict(opts.to_dict()) == opts

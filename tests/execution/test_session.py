@@ -276,3 +276,13 @@ def test_the_batch_covers_the_gate_cost_within_the_arena():
     assert session.choose_batch(warm(1.1, 1.0 + session.BATCH_MAX_MS / 2), 32) == 2
     assert session.choose_batch(warm(1.1, 1.0 + 2 * session.BATCH_MAX_MS), 32) == 1
     assert session.choose_batch({"reference": [], "candidate": [], "null": []}, 7) == 1
+
+
+def test_max_runs_counts_calls_so_a_batched_round_counts_its_batch():
+    from types import SimpleNamespace
+
+    rounds = lambda batch, **o: session.Session.max_rounds(SimpleNamespace(opts=o, batch=batch))  # noqa: E731
+    assert rounds(1, max_runs=200, min_runs=5) == 200
+    assert rounds(8, max_runs=200, min_runs=5) == 25
+    assert rounds(16, max_runs=200, min_runs=5) == 13     # 208 calls of each side: never fewer than max_runs
+    assert rounds(32, max_runs=100, min_runs=5) == 5      # never under min_runs

@@ -167,8 +167,7 @@ def test_each_ray_mode_gets_its_own_executor_options(mode, want, unlocked, monke
     monkeypatch.setattr(bench, "make_executor", lambda target, **kw: seen.update(target=target, **kw))
     args = argparse.Namespace(cpu=False, local=False, ray_mode=mode, chunk=64, workers=12, timeout_s=90.0,
                               run_timeout_s=60.0, compile_unlocked=unlocked)
-    if unlocked:
-        want = want | {"options": {"compile_unlocked": True}}
+    want = want | {"options": {"compile_unlocked": unlocked}}
     bench._executor(args, 2)
     assert seen.pop("target") == "ray" and seen.pop("timeout_s") == 90.0 and seen.pop("run_timeout_s") == 60.0
     assert seen.pop("cache_root")

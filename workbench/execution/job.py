@@ -31,9 +31,9 @@ class MeasureOptions:
     `timing_repeats`: timed pairs per job; `timing` / `cpu_timing`: overrides of the CUDA / CPU
     timer settings (timing.py); `timing_cpus`: the core the worker times on; `worker_cpus`: the
     worker process's CPU affinity; `gpu_memory_fraction`: the share of GPU memory a worker may
-    take (0: no cap); `compile_unlocked`: a worker steps out of its shared GPU hold while Triton
-    compiles a kernel (CPU work), so a timer waiting for the GPU does not wait for the compile
-    (gpu_lock.GpuLock.step_out; timed regions are unchanged); `check_share`: the share of
+    take (0: no cap); `compile_unlocked` (on unless set False): a worker steps out of its shared
+    GPU hold while Triton compiles a kernel (CPU work), so a timer waiting for the GPU does not
+    wait for the compile (gpu_lock.GpuLock.step_out; timed regions are unchanged); `check_share`: the share of
     timed candidate calls whose outputs the judge checks (None: every call on the CPU, where
     outputs are small, half of them on a GPU; see session.py). `precision` / `tolerance`: the
     run's contract (`workbench.problems.contract.Contract`: the precision the reference, the
@@ -51,7 +51,7 @@ class MeasureOptions:
     timing_cpus: tuple[int, ...] | None = None
     worker_cpus: tuple[int, ...] | None = None
     gpu_memory_fraction: float = 0.0
-    compile_unlocked: bool = False
+    compile_unlocked: bool = True
     check_share: float | None = None
     precision: str = "native"
     tolerance: str = ""

@@ -502,22 +502,33 @@ class Session:
                 samples[key].append(got[who]["ms"])
 
     def warm_up(self) -> dict[str, list[float]]:
-        """Rounds until the warm-up's count and timed work are reached; their samples."""
-        o = self.opts
-        spent, r = 0.0, 0
+        """The warm-up's count of rounds (`warmup`) at one call per crossing: their samples
+        choose the batch (choose_batch). Its timed work (`warmup_ms`) is done at the chosen
+        batch, at the start of each rounds()."""
         warm: dict[str, list[float]] = {"reference": [], "candidate": [], "null": []}
-        while r < o.get("warmup", 3) or (spent < o.get("warmup_ms", 0.0) and r < 1000):
+        for r in range(max(1, int(self.opts.get("warmup", 3)))):
             self._round(r, warm)
-            spent += warm["reference"][-1] + warm["candidate"][-1]
-            r += 1
         return warm
+
+    def max_rounds(self) -> int:
+        """Timed rounds at most: `max_runs` counts calls of each side, as a timer of one call
+        per sample does (timing.interleaved_samples); a round of the session's batch times
+        `batch` calls of each, and is one sample. Never under `min_runs`."""
+        o = self.opts
+        return max(int(o.get("min_runs", 5)), math.ceil(int(o.get("max_runs", 100)) / max(1, self.batch)))
 
     def rounds(self) -> dict[str, list[float]]:
         o = self.opts
-        r = len(self.warm_up()["null"])
+        # Warm-up at the session's batch: at least one round, and `warmup_ms` of timed work.
+        r, spent = 0, 0.0
+        scratch: dict[str, list[float]] = {"reference": [], "candidate": [], "null": []}
+        while r < 1 or (spent < float(o.get("warmup_ms", 0.0)) and r < 1000):
+            self._round(r, scratch)
+            spent += scratch["reference"][-1] + scratch["candidate"][-1]
+            r += 1
         samples: dict[str, list[float]] = {"reference": [], "candidate": [], "null": []}
         t_start = time.monotonic()
-        for k in range(int(o.get("max_runs", 100))):
+        for k in range(self.max_rounds()):
             self._round(r + k, samples)
             n = k + 1
             if n < int(o.get("min_runs", 5)):
@@ -539,7 +550,7 @@ class Session:
         try:
             o = {**self.opts, "max_total_ms": min(float(self.opts.get("max_total_ms", 2000.0)), max_ms)}
             out: dict[str, list[float]] = {"reference": [], "null": []}
-            for r in range(int(o.get("warmup", 3)) + int(o.get("max_runs", 100))):
+            for r in range(int(o.get("warmup", 3)) + self.max_rounds()):
                 x, more = self._batch()
                 pair = [("reference", "full", x, more), ("null", "null", [], [])]
                 for who, slot, xs, extra in (pair if r % 2 == 0 else pair[::-1]):
