@@ -372,7 +372,9 @@ def stage_all(args) -> int:
     return 0
 
 
-def merge(dirs: list[Path]) -> Path:
+def merge(dirs: list[Path], results: Path | None = None) -> Path:
+    """The parts under `dirs` merged into `results`/integrity-<gpu>.json (default
+    benchmarks/results); refused when they come from more than one commit."""
     from _common import commit
 
     from workbench.execution import contain
@@ -383,6 +385,10 @@ def merge(dirs: list[Path]) -> Path:
             obj = json.loads(p.read_text())
             parts[obj["part"]] = obj          # a part run twice: the later file (sorted) stands
     parts = list(parts.values())
+    commits = sorted({p["commit"] for p in parts})
+    if len(commits) > 1:
+        raise SystemExit(f"parts from {len(commits)} commits ({', '.join(c[:10] for c in commits)}): every part of "
+                         "one results file comes from one version of the judge; run the others again")
     metrics: dict = {}
     details: dict = {}
     hw = next((p["hardware"] for p in parts if p.get("hardware")), None)
@@ -399,7 +405,9 @@ def merge(dirs: list[Path]) -> Path:
            "date": min(p["date"] for p in parts), "commit": parts[0]["commit"], "definitions": DEFINITIONS,
            "containment": parts[0].get("containment") or contain.describe(), "metrics": metrics,
            "details": details, "merged_by": commit()}
-    path = ROOT / "benchmarks" / "results" / f"integrity-{hw['key']}.json"
+    results = results or ROOT / "benchmarks" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    path = results / f"integrity-{hw['key']}.json"
     path.write_text(json.dumps(out, indent=1) + "\n")
     return path
 

@@ -93,3 +93,17 @@ def test_perturbed_sizes_keeps_structural_sizes():
     got = perturbed_sizes({"M": 48, "N": 200, "DHEAD": 16, "BATCH": 2, "EPS": 1e-5})
     assert set(got) == {"M", "N"}
     assert got["M"] > 48 and got["N"] > 200
+
+
+def test_tolerance_ratio_says_how_far_outside_the_tolerance_an_output_lies():
+    import pytest
+
+    from workbench.execution.correctness import compare_outputs, tolerance_ratio
+
+    ref = torch.zeros(4, 8)
+    assert tolerance_ratio(ref + 5e-5, ref) == pytest.approx(0.5)          # atol 1e-4 at a zero reference
+    assert tolerance_ratio(ref + 3e-4, ref) == pytest.approx(3.0)
+    assert compare_outputs(ref + 3e-4, ref)[0] is False and compare_outputs(ref + 5e-5, ref)[0] is True
+    assert tolerance_ratio(ref + 3e-4, ref, reduced_k=1024) == pytest.approx(3.0 / 4)   # atol x sqrt(k) / 8
+    assert tolerance_ratio(torch.zeros(4, 9), ref) == float("inf")
+    assert tolerance_ratio(torch.full((4, 8), float("nan")), ref) == float("inf")

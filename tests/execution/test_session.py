@@ -141,6 +141,36 @@ def test_wrong_answers_once_timing_begins_are_caught(by_reference):
     assert r["status"] == "cheat_suspected" and "timed run" in r["reason"], r
 
 
+def test_a_timed_answer_just_outside_the_tolerance_is_called_again_on_the_same_inputs():
+    """Just outside the tolerance on a timed call (less than session.MARGINAL times): the same
+    inputs are called once more, alone. The same miss again: incorrect (an honest kernel whose
+    rounding misses on some inputs); within the tolerance then: less accurate while timed."""
+    calls = [0]
+
+    def drifts(x):       # from the fifth call on (after the trials), off by about twice the tolerance
+        calls[0] += 1
+        return _softmax(x) + (3.5e-4 if calls[0] > 4 else 0.0)
+    r = _judge(drifts)
+    assert r["status"] == "incorrect" and "called once more on the same inputs" in r["reason"], r["reason"]
+    assert "times the tolerance" in r["reason"]
+
+    calls[0] = 0
+
+    def while_timed(x):  # off on the fifth call only (the first timed one), right on the next
+        calls[0] += 1
+        return _softmax(x) + (3.5e-4 if calls[0] == 5 else 0.0)
+    r = _judge(while_timed)
+    assert r["status"] == "cheat_suspected" and "less accurate while it is timed" in r["reason"], r["reason"]
+
+    calls[0] = 0
+
+    def far_off(x):      # ten times the tolerance: no second call, a cheat
+        calls[0] += 1
+        return _softmax(x) + (3e-3 if calls[0] > 4 else 0.0)
+    r = _judge(far_off)
+    assert r["status"] == "cheat_suspected" and "computes something else while it is timed" in r["reason"], r["reason"]
+
+
 def test_a_cache_returning_the_first_answer_is_named():
     memo = {}
 

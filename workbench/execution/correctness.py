@@ -65,14 +65,8 @@ def compare_outputs(out: Any, ref: Any, reduced_k: int = 1, matmul_like: bool = 
             if bool(bad.any()) and not bool((~torch.isfinite(r))[bad].all()):
                 return False, f"{tag}: {int(bad.sum())} NaN/Inf value(s) where the reference is finite"
         fixed = contract.atol_rtol(o.dtype) if contract is not None else None
-        atol, rtol = fixed or tolerance_for(o.dtype)
         of, rf = o.double(), r.double()
-        if o.dtype == torch.float32 and fixed is None:
-            atol *= max(1.0, reduced_k ** 0.5 / 8)
-            if matmul_like:
-                fin = rf[torch.isfinite(rf)]
-                rms = float(fin.pow(2).mean().sqrt()) if fin.numel() else 1.0
-                atol, rtol = max(atol, MATMUL_FP32 * rms), MATMUL_FP32
+        atol, rtol = _atol_rtol(o.dtype, rf, reduced_k, matmul_like, fixed)
         finite = torch.isfinite(rf)
         diff = (of - rf).abs()
         tol = atol + rtol * rf.abs()
@@ -86,6 +80,53 @@ def compare_outputs(out: Any, ref: Any, reduced_k: int = 1, matmul_like: bool = 
                 msg += "; passes only at a bf16/TF32 tolerance: precision was lowered"
             return False, msg
     return True, ""
+
+
+def _atol_rtol(dtype: Any, rf: Any, reduced_k: int, matmul_like: bool, fixed: tuple | None) -> tuple[float, float]:
+    """The (atol, rtol) compare_outputs uses for an output of `dtype` against the reference
+    `rf` (float64): the contract's `fixed` pair, else the project's rules (see there)."""
+    import torch
+
+    atol, rtol = fixed or tolerance_for(dtype)
+    if dtype == torch.float32 and fixed is None:
+        atol *= max(1.0, reduced_k ** 0.5 / 8)
+        if matmul_like:
+            fin = rf[torch.isfinite(rf)]
+            rms = float(fin.pow(2).mean().sqrt()) if fin.numel() else 1.0
+            atol, rtol = max(atol, MATMUL_FP32 * rms), MATMUL_FP32
+    return atol, rtol
+
+
+def tolerance_ratio(out: Any, ref: Any, reduced_k: int = 1, matmul_like: bool = False, contract: Any = None) -> float:
+    """How far outside the tolerance `out` lies: the largest |out - ref| / (atol + rtol |ref|)
+    over finite reference values (compare_outputs's atol and rtol), over every output; 1 or
+    less is within the tolerance; inf for a mismatch of kind (count, shape, dtype, a plain
+    value, NaN where the reference is finite)."""
+    import torch
+
+    outs, refs = _flatten(out), _flatten(ref)
+    if len(outs) != len(refs):
+        return float("inf")
+    worst = 0.0
+    for o, r in zip(outs, refs):
+        if not isinstance(r, torch.Tensor):
+            if o != r:
+                return float("inf")
+            continue
+        if not isinstance(o, torch.Tensor) or o.shape != r.shape or o.dtype != r.dtype:
+            return float("inf")
+        if not o.numel():
+            continue
+        of, rf = o.double(), r.double()
+        finite = torch.isfinite(rf)
+        if o.is_floating_point() and bool((~torch.isfinite(of) & finite).any()):
+            return float("inf")
+        fixed = contract.atol_rtol(o.dtype) if contract is not None else None
+        atol, rtol = _atol_rtol(o.dtype, rf, reduced_k, matmul_like, fixed)
+        ratio = ((of - rf).abs() / (atol + rtol * rf.abs()))[finite]
+        if ratio.numel():
+            worst = max(worst, float(ratio.max()))
+    return worst
 
 
 def same_tensors(a: Any, b: Any) -> bool:

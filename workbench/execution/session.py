@@ -53,6 +53,9 @@ BATCH_MAX_MS = 50.0
 BATCH_BYTES = {"cuda": 2 * 2**30, "cpu": 0}
 #: The share of each float input the nudged trial call takes from another input set.
 NUDGE_SHARE = 1 / 8
+#: A timed call's output at most this many times outside the tolerance is called once more on
+#: the same inputs before it is judged (session._timed_mismatch); further out it is a cheat.
+MARGINAL = 4.0
 
 
 class _Parts:
@@ -416,7 +419,7 @@ class Session:
         return got["cand"]["outputs"]
 
     def _judge_outputs(self, c: dict, ref_outs: list, ref_values: list, slot: str, label: str,
-                       prev: list | None, timed: bool) -> None:
+                       prev: list | None, timed: bool, timed_inputs: list | None = None) -> None:
         self.checked += 1
         flag = c["inputs_changed"]
         if flag is not None and bool(flag):
@@ -426,8 +429,7 @@ class Session:
         if ok:
             return
         if timed:
-            raise Finding("cheat_suspected", f"checked by the judge: a timed run's output differs from the "
-                          f"reference ({why}): the candidate computes something else while it is timed")
+            raise self._timed_mismatch(c, ref_outs, ref_values, timed_inputs, why)
         if prev is not None and same(c["outputs"], prev):
             raise Finding("cheat_suspected", f"{label}: returned the previous call's result (results cached "
                           "across calls)")
@@ -435,6 +437,31 @@ class Session:
         if deg:
             raise Finding("cheat_suspected", f"{deg}; {label}: {why}")
         raise Finding("incorrect", f"{label}: {why}", c["outputs"])
+
+    def _timed_mismatch(self, c: dict, ref_outs: list, ref_values: list, x: list | None, why: str) -> Finding:
+        """The finding for a timed call whose outputs are out of tolerance. Far outside it (more
+        than MARGINAL times): the candidate computes something else while timed. Just outside
+        it: the same inputs `x` are called once more, alone; an answer within the tolerance then
+        means the candidate is less accurate while timed (cheat_suspected), the same miss again
+        means it is not accurate enough on every input (incorrect: an honest kernel whose
+        rounding differs, e.g. a long sum in another order, on an unlucky input)."""
+        import torch
+
+        base = f"checked by the judge: a timed run's output differs from the reference ({why})"
+        ratio = correctness.tolerance_ratio(c["outputs"], ref_outs, self.p.reduced_k["full"], self.p.matmul_like,
+                                            self.contract)
+        if x is None or not ratio <= MARGINAL:
+            return Finding("cheat_suspected", f"{base}: the candidate computes something else while it is timed")
+        ref_keep = [o.clone() if isinstance(o, torch.Tensor) else o for o in ref_outs]
+        self._frozen(False)
+        again = self.cand.call(self.p.key, "full", x, self.deadline, check=True)
+        ok, _ = compare(again["outputs"], ref_keep, again["values"], ref_values, self.p.reduced_k["full"],
+                        self.p.matmul_like, self.gen, self.contract)
+        if ok:
+            return Finding("cheat_suspected", f"{base}; called once more alone on the same inputs it answers within "
+                           "the tolerance: the candidate is less accurate while it is timed")
+        return Finding("incorrect", f"timed call: {why} ({ratio:.2f} times the tolerance), and out of tolerance again "
+                       "when called once more on the same inputs: not accurate enough on every input")
 
     def trials(self) -> None:
         prev = None
@@ -494,8 +521,9 @@ class Session:
                 t = time.perf_counter()
                 cands = [got["cand"]] + got["cand"].get("more", [])
                 refs = [got["ref"]] + got["ref"].get("more", [])
-                for c, ref in zip(cands, refs):
-                    self._judge_outputs(c, ref["outputs"], ref["values"], "full", "timed", None, timed=True)
+                for c, ref, xs in zip(cands, refs, [x] + [m for _, m in more]):
+                    self._judge_outputs(c, ref["outputs"], ref["values"], "full", "timed", None, timed=True,
+                                        timed_inputs=xs)
                 self.parts.add("compare", t)
         if samples is not None:
             for who, key in (("ref", "reference"), ("cand", "candidate"), ("null", "null")):
@@ -503,8 +531,8 @@ class Session:
 
     def warm_up(self) -> dict[str, list[float]]:
         """The warm-up's count of rounds (`warmup`) at one call per crossing: their samples
-        choose the batch (choose_batch). Its timed work (`warmup_ms`) is done at the chosen
-        batch, at the start of each rounds()."""
+        choose the batch (choose_batch). The warm-up at the chosen batch (its count and its
+        timed work, `warmup_ms`) starts each rounds()."""
         warm: dict[str, list[float]] = {"reference": [], "candidate": [], "null": []}
         for r in range(max(1, int(self.opts.get("warmup", 3)))):
             self._round(r, warm)
@@ -519,10 +547,10 @@ class Session:
 
     def rounds(self) -> dict[str, list[float]]:
         o = self.opts
-        # Warm-up at the session's batch: at least one round, and `warmup_ms` of timed work.
+        # Warm-up at the session's batch: `warmup` rounds and `warmup_ms` of timed work.
         r, spent = 0, 0.0
         scratch: dict[str, list[float]] = {"reference": [], "candidate": [], "null": []}
-        while r < 1 or (spent < float(o.get("warmup_ms", 0.0)) and r < 1000):
+        while r < max(1, int(o.get("warmup", 3))) or (spent < float(o.get("warmup_ms", 0.0)) and r < 1000):
             self._round(r, scratch)
             spent += scratch["reference"][-1] + scratch["candidate"][-1]
             r += 1
