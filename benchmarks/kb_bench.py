@@ -131,7 +131,7 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
                         budget=args.budget, seed=args.seed, selector=make_selector("puct"), max_seeds=args.max_seeds)
         try:
             run.start()
-            run.run(progress=False)
+            _run_logged(run, problem.id, args.budget, t0)
         except Exception as e:  # noqa: BLE001 - a problem that cannot be searched is a row too
             return row | {"error": f"{type(e).__name__}: {str(e)[:400]}", "correct": False, "correct_seed": False,
                           "search_s": round(time.time() - t0, 1)}
@@ -153,6 +153,19 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
     if s["best_speedup"] and base.get("compile_speedup"):
         row["best_over_compile"] = s["best_speedup"] / base["compile_speedup"]
     return row
+
+
+def _run_logged(run, pid: str, budget: int, t0: float, every: int = 8, quiet_s: float = 60.0) -> None:
+    """`run` to its end, with a progress line every `every` GPU measurements or `quiet_s`
+    seconds; then its pipelined candidates drained (SearchRun.run)."""
+    mark_t, mark_n = time.time(), run.used
+    while run.step():
+        if run.used - mark_n >= every or time.time() - mark_t >= quiet_s:
+            best = run.archive.best_measured()
+            log(f"  {pid}: {run.used}/{budget} measured, best {f'{best.speedup:.3f}x' if best else '-'} "
+                f"({time.time() - t0:.0f} s)")
+            mark_t, mark_n = time.time(), run.used
+    run.run()
 
 
 # =========================================================================== a GPU's process

@@ -84,3 +84,18 @@ def test_a_zero_valued_block_keyword_is_not_a_tile(matmul):
     assert "block_split=0" in flagged.source
     f = features(p, flagged, H100)
     assert f["log2_block_max"] == 7 and f["log2_block_prod"] == 7 + 7 + 5
+
+
+def test_parsed_sources_are_shared_and_never_changed_by_a_caller():
+    """A source is parsed once for all its analyses (features._tree, _index); what callers get
+    is theirs to change."""
+    from workbench.forecast import features as F
+
+    src = "import torch\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        return torch.relu(x @ x)\n"
+    calls, ok = F._forward_calls(src, "ModelNew")
+    assert ok and calls == ["torch.relu"]
+    calls.append("changed")
+    assert F._forward_calls(src, "ModelNew") == (["torch.relu"], True)
+    assert F._library_calls(src) == 1                     # the @ operator in forward
+    assert F._forward_calls("def (", "ModelNew") == ([], False)
+    assert F._index("def (") is None and F._tree(src) is F._tree(src)

@@ -10,6 +10,7 @@ log10(1 + x); bandwidth in TB/s, peak rates in TFLOP/s; times in ms.
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import math
 import re
@@ -97,22 +98,63 @@ def _count(pattern: str, text: str) -> int:
     return len(re.findall(pattern, text))
 
 
+@functools.lru_cache(maxsize=4096)
+def _tree(source: str) -> ast.Module | None:
+    """`source` parsed (None: it does not parse). Shared by the analyses below, which only read
+    it: a candidate's source is parsed once, a problem's once for all its candidates."""
+    try:
+        return ast.parse(source)
+    except SyntaxError:
+        return None
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The nodes of a parsed source the analyses below look for, in `ast.walk` order: the
+    classes by name, single-name assignments and subscripts (one walk of the whole tree)."""
+
+    classes: dict[str, list[ast.ClassDef]]
+    assigns: list[ast.Assign]
+    subscripts: list[ast.Subscript]
+
+
+@functools.lru_cache(maxsize=4096)
+def _index(source: str) -> _Index | None:
+    tree = _tree(source)
+    if tree is None:
+        return None
+    classes: dict[str, list[ast.ClassDef]] = {}
+    assigns, subscripts = [], []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            classes.setdefault(node.name, []).append(node)
+        elif isinstance(node, ast.Assign):
+            assigns.append(node)
+        elif isinstance(node, ast.Subscript):
+            subscripts.append(node)
+    return _Index(classes, assigns, subscripts)
+
+
+def _forwards(index: _Index, class_name: str) -> list[ast.FunctionDef]:
+    return [fn for node in index.classes.get(class_name, []) for fn in node.body
+            if isinstance(fn, ast.FunctionDef) and fn.name == "forward"]
+
+
 def _forward_calls(source: str, class_name: str) -> tuple[list[str], bool]:
     """Names of the calls in `class_name.forward` (dotted, e.g. "torch.relu", "self.fc") and
     whether the source parsed."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return [], False
-    names: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == class_name:
-            for fn in node.body:
-                if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
-                    for call in ast.walk(fn):
-                        if isinstance(call, ast.Call):
-                            names.append(_dotted(call.func))
-    return names, True
+    names, ok = _forward_calls_cached(source, class_name)
+    return list(names), ok
+
+
+@functools.lru_cache(maxsize=4096)
+def _forward_calls_cached(source: str, class_name: str) -> tuple[tuple[str, ...], bool]:
+    index = _index(source)
+    if index is None:
+        return (), False
+    names = [_dotted(call.func) for fn in _forwards(index, class_name) for call in ast.walk(fn)
+             if isinstance(call, ast.Call)]
+    return tuple(names), True
 
 
 def _dotted(node: ast.AST) -> str:
@@ -149,20 +191,18 @@ def _tuple_len(node: ast.AST) -> int:
 
 def _grid_dims(source: str, kernels: Sequence[str]) -> int:
     """Largest launch-grid rank over `kernel[grid](...)` launches (1 when unknown)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    index = _index(source)
+    if index is None:
         return 1
     assigned: dict[str, int] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 \
-                and isinstance(node.targets[0], ast.Name):
+    for node in index.assigns:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
             n = _tuple_len(node.value)
             if n:
                 assigned[node.targets[0].id] = n
     dims = [1]
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Subscript) and _dotted(node.value) in kernels:
+    for node in index.subscripts:
+        if _dotted(node.value) in kernels:
             sl = node.slice
             dims.append(_tuple_len(sl) or (assigned.get(sl.id, 1) if isinstance(sl, ast.Name) else 1))
     return max(dims)
@@ -175,20 +215,18 @@ def _jit_kernels(source: str) -> list[str]:
 def _launch_keywords(source: str) -> dict[str, list[int]]:
     """Integer keyword arguments of the calls in `ModelNew` (where a candidate picks its tile
     sizes and warps), e.g. {"BLOCK": [1024], "num_warps": [4]}."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
+    index = _index(source)
+    if index is None:
         return {}
     out: dict[str, list[int]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
-            for call in ast.walk(node):
-                if isinstance(call, ast.Call):
-                    for kw in call.keywords:
-                        if kw.arg and isinstance(kw.value, ast.Constant) \
-                                and isinstance(kw.value.value, int) \
-                                and not isinstance(kw.value.value, bool):
-                            out.setdefault(kw.arg, []).append(kw.value.value)
+    for node in index.classes.get("ModelNew", []):
+        for call in ast.walk(node):
+            if isinstance(call, ast.Call):
+                for kw in call.keywords:
+                    if kw.arg and isinstance(kw.value, ast.Constant) \
+                            and isinstance(kw.value.value, int) \
+                            and not isinstance(kw.value.value, bool):
+                        out.setdefault(kw.arg, []).append(kw.value.value)
     return out
 
 
@@ -286,14 +324,10 @@ def _library_calls(source: str) -> int:
     # Dotted calls only (torch.matmul, F.linear, x.mm): a bare `matmul(...)` is the
     # candidate's own (Triton) helper.
     n = sum(1 for c in calls if "." in c and not c.startswith("self.") and _LIBRARY_CALL.search(c))
-    if ok:
-        tree = ast.parse(source)
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ClassDef) and node.name == "ModelNew":
-                for fn in node.body:
-                    if isinstance(fn, ast.FunctionDef) and fn.name == "forward":
-                        n += sum(isinstance(b, ast.BinOp) and isinstance(b.op, ast.MatMult)
-                                 for b in ast.walk(fn))
+    index = _index(source) if ok else None
+    if index is not None:
+        n += sum(isinstance(b, ast.BinOp) and isinstance(b.op, ast.MatMult)
+                 for fn in _forwards(index, "ModelNew") for b in ast.walk(fn))
     return n
 
 
