@@ -1,7 +1,8 @@
 """Where the judge's time goes on one GPU: the integrity benchmark's throughput batch (the
 first `--triton` Triton zoo kernels, cold Triton cache) through the hardened executor, with
 each session's parts as the timer reports them (`phases_s`: setup, lock, trials, warm_up,
-alone, rounds, session) and its batch and rounds.
+alone, rounds, session, and the gate's parts under "gate") and its batch and rounds; `done_s`:
+when each verdict came in.
 
     PYTHONPATH=. python benchmarks/device/judge_profile.py --out $OUT
 
@@ -13,10 +14,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
-import sys
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path[:0] = [str(ROOT)]
@@ -29,29 +30,24 @@ def profile(n: int, workers: int, gpu: int = 0, options: dict | None = None) -> 
 
     kernels = [k for k in zoo_kernels() if k.backend != "cuda"][:n]
     raws: dict[str, dict] = {}
-    done_at: dict[str, float] = {}
+    done_at: dict[str, float] = {}     # candidate id -> seconds from the start until its verdict
     cache = Path(tempfile.mkdtemp(prefix="wb_profile_cache_"))
-    first: list[float] = []
     t0 = time.time()
 
     def on_raw(c, r) -> None:
-        first.append(time.time() - t0)
+        done_at[c.id] = time.time() - t0
         raws[c.id] = r
     with LocalGPUExecutor(gpus=[gpu], workers=workers, timeout_s=180, cache_root=cache, on_raw=on_raw,
                           options=options) as ex:
         futs = [(k, ex.submit(get_problem(k.problem_id), [k.candidate()])[0]) for k in kernels]
-        got = []
-        for k, f in futs:
-            m = f.result()
-            done_at.setdefault(k.name, time.time() - t0)
-            got.append((k, m))
+        got = [(k, f.result()) for k, f in futs]
         wall = time.time() - t0
     rows = []
     for k, m in got:
         raw = raws.get(k.candidate().id, {})
         rows.append({"kernel": k.name, "status": m.status.value, "speedup": m.speedup, "compile_s": m.compile_s,
                      "rounds": m.candidate_runs, "batch": raw.get("batch"), "phases_s": raw.get("phases_s"),
-                     "gate_ms": raw.get("gate_ms"), "done_s": round(done_at[k.name], 2)})
+                     "gate_ms": raw.get("gate_ms"), "done_s": round(done_at.get(k.candidate().id, wall), 2)})
     parts: dict[str, float] = {}
     for r in rows:
         for name, s in (r["phases_s"] or {}).items():
@@ -60,7 +56,7 @@ def profile(n: int, workers: int, gpu: int = 0, options: dict | None = None) -> 
                 parts[key] = round(parts.get(key, 0.0) + v, 3)
     sessions = [r["phases_s"]["session"] for r in rows if r["phases_s"] and "session" in r["phases_s"]]
     return {"n": len(rows), "workers": workers, "options": options, "wall_s": round(wall, 1),
-            "first_result_s": round(min(first), 2) if first else None, "per_min": round(60 * len(rows) / wall, 1),
+            "first_result_s": round(min(done_at.values()), 2) if done_at else None, "per_min": round(60 * len(rows) / wall, 1),
             "phase_sums_s": parts, "session_median_s": statistics.median(sessions) if sessions else None,
             "compile_s_sum": round(sum(r["compile_s"] or 0 for r in rows), 1),
             "statuses": {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}},
