@@ -167,6 +167,29 @@ def test_judge_flags_a_slowed_reference_after_a_second_look():
     assert v["status"] == "cheat_suspected" and "left running" in v["reason"]
 
 
+def test_judge_takes_a_mildly_slowed_reference_alone_on_a_gpu():
+    """A heavy honest kernel lowers the GPU's clocks for the reference after it: a slowdown of
+    at most SLOWED_MAX, confirmed alone twice with the GPU idle, is not called cheating, and
+    the speedup is taken against the faster reference timed alone (the slowdown cannot raise it)."""
+    from workbench.execution.verdict import SLOWED_MAX
+
+    mild = _report([1.3] * 9, [0.5] * 9, [0.1] * 9, alone=[1.0] * 9,
+                   retime={"reference": [1.04] * 9, "null": [0.1] * 9}, busy_ratio=1.0,
+                   sm_mhz={"beside": 1500.0, "alone": 1980.0})
+    v = judge(OK, mild, "cuda", None)
+    assert v["status"] == "ok", v["reason"]
+    assert v["speedup"] == pytest.approx((1.0 - 0.1) / (0.5 - 0.1))     # not (1.3 - 0.1) / 0.4
+    assert "timed alone" in v["reason"] and "1500 MHz beside" in v["reason"]
+    # A slowdown past SLOWED_MAX stays flagged.
+    far = _report([1.0 * SLOWED_MAX + 0.2] * 9, [0.5] * 9, [0.1] * 9, alone=[1.0] * 9,
+                  retime={"reference": [1.0] * 9, "null": [0.1] * 9}, busy_ratio=1.0)
+    v = judge(OK, far, "cuda", None)
+    assert v["status"] == "cheat_suspected" and "slowed the reference" in v["reason"]
+    # Not confirmed by a second look alone: no retime, it stays flagged.
+    once = _report([1.3] * 9, [0.5] * 9, [0.1] * 9, alone=[1.0] * 9, busy_ratio=1.0)
+    assert judge(OK, once, "cuda", None)["status"] == "cheat_suspected"
+
+
 def test_judge_applies_the_roofline_floor_to_the_net_time():
     v = judge(OK, _report([1.1] * 9, [0.6] * 9, [0.1] * 9), "cuda", 10.0)
     assert v["status"] == "cheat_suspected" and "roofline" in v["reason"]

@@ -422,3 +422,36 @@ if __name__ == "__main__":
         sys.exit(_selftest(int(sys.argv[2]), int(sys.argv[3])))
     if sys.argv[1:2] == ["--matrix"]:
         print(json.dumps(ipc_matrix()))
+
+
+class SmClock:
+    """The current SM clock (MHz) of the GPU this process uses, read through NVML (the
+    driver's libnvidia-ml.so.1, by ctypes). The judge samples it beside each reference call,
+    so a report can tell a GPU that ran at lower clocks beside a candidate (power or thermal
+    limits under its load) from one that did not. `read()` is None where NVML or the device
+    cannot be reached; nothing here raises after construction."""
+
+    def __init__(self) -> None:
+        import torch
+
+        self.handle = None
+        try:
+            lib = ctypes.CDLL("libnvidia-ml.so.1")
+            if lib.nvmlInit_v2() != 0:
+                return
+            p = torch.cuda.get_device_properties(torch.cuda.current_device())
+            bus = f"{int(getattr(p, 'pci_domain_id', 0)):08x}:{int(p.pci_bus_id):02x}:{int(p.pci_device_id):02x}.0"
+            h = ctypes.c_void_p()
+            if lib.nvmlDeviceGetHandleByPciBusId_v2(bus.encode(), ctypes.byref(h)) != 0:
+                return
+            self.lib, self.handle = lib, h
+        except Exception:  # noqa: BLE001 - no NVML, no clock: the report goes without it
+            self.handle = None
+
+    def read(self) -> float | None:
+        if self.handle is None:
+            return None
+        mhz = ctypes.c_uint()
+        if self.lib.nvmlDeviceGetClockInfo(self.handle, 1, ctypes.byref(mhz)) != 0:   # 1: NVML_CLOCK_SM
+            return None
+        return float(mhz.value)

@@ -382,7 +382,8 @@ class Session:
 
     def __init__(self, prob: Problem, cand: Endpoint, ref: Endpoint, seeds: Sequence[int], timing_opts: dict,
                  deadline: float, busy: Callable[[], float] | None = None, repeats: int = 1,
-                 check_share: float = CHECK_SHARE, timing_s: float = 120.0, contract: Any = None):
+                 check_share: float = CHECK_SHARE, timing_s: float = 120.0, contract: Any = None,
+                 clock: Callable[[], float | None] | None = None):
         import torch
 
         self.p, self.cand, self.ref = prob, cand, ref
@@ -401,6 +402,10 @@ class Session:
         torch.manual_seed(secrets.randbits(63))
         self.checked = 0
         self.batch = 1            # calls per gate crossing in this session's rounds (choose_batch)
+        # The GPU's SM clock (MHz) read right after each timed reference call, when `clock`
+        # (gate_cuda.SmClock.read) is given: what the reference ran at beside the candidate
+        # and alone (report["sm_mhz"]).
+        self.clock, self.mhz = clock, []
         self.parts = cand.parts = ref.parts = _Parts()
 
     # ------------------------------------------------------------------ trials
@@ -513,6 +518,7 @@ class Session:
             elif who == "ref":
                 self._frozen(True)
                 got[who] = self.ref.call(self.p.key, "full", x, self.deadline, view=check, more=more)
+                self._read_clock()
             else:
                 self._frozen(True)
                 got[who] = self.ref.call(self.p.key, "null", [], self.deadline)
@@ -528,6 +534,11 @@ class Session:
         if samples is not None:
             for who, key in (("ref", "reference"), ("cand", "candidate"), ("null", "null")):
                 samples[key].append(got[who]["ms"])
+
+    def _read_clock(self) -> None:
+        mhz = self.clock() if self.clock is not None else None
+        if mhz:
+            self.mhz.append(mhz)
 
     def warm_up(self) -> dict[str, list[float]]:
         """The warm-up's count of rounds (`warmup`) at one call per crossing: their samples
@@ -555,6 +566,7 @@ class Session:
             spent += scratch["reference"][-1] + scratch["candidate"][-1]
             r += 1
         samples: dict[str, list[float]] = {"reference": [], "candidate": [], "null": []}
+        self.mhz = []
         t_start = time.monotonic()
         for k in range(self.max_rounds()):
             self._round(r + k, samples)
@@ -578,6 +590,7 @@ class Session:
         try:
             o = {**self.opts, "max_total_ms": min(float(self.opts.get("max_total_ms", 2000.0)), max_ms)}
             out: dict[str, list[float]] = {"reference": [], "null": []}
+            mhz: list[float] = []
             for r in range(int(o.get("warmup", 3)) + self.max_rounds()):
                 x, more = self._batch()
                 pair = [("reference", "full", x, more), ("null", "null", [], [])]
@@ -585,11 +598,16 @@ class Session:
                     ms = self.ref.call(self.p.key, slot, xs, self.deadline, more=extra)["ms"]
                     if r >= int(o.get("warmup", 3)):
                         out[who].append(ms)
+                        c = self.clock() if (self.clock is not None and who == "reference") else None
+                        if c:
+                            mhz.append(c)
                 n = len(out["reference"])
                 if n >= int(o.get("min_runs", 5)) and (
                         sum(out["reference"]) >= float(o["max_total_ms"])
                         or timing._precise_enough(out["reference"], o.get("target_sem_pct"), o.get("target_ci_pct"))):
                     break
+            if mhz:
+                out["sm_mhz"] = mhz
             return out
         finally:
             self._frozen(False)
@@ -635,6 +653,7 @@ class Session:
                     raise
                 samples = repeats[0]
                 report["samples"] = samples
+                beside_mhz = list(self.mhz)
                 report["batch"] = self.batch
                 if len(repeats) > 1:
                     report["repeats"] = repeats
@@ -648,6 +667,10 @@ class Session:
                     finally:
                         self._frozen(False)
                     report["retime"] = self.alone()
+                mhz = {"beside": beside_mhz, "alone": alone.get("sm_mhz") or [],
+                       "retime": (report.get("retime") or {}).get("sm_mhz") or []}
+                if any(mhz.values()):
+                    report["sm_mhz"] = {k: statistics.median(v) for k, v in mhz.items() if v}
         except Finding as f:
             report.update(status=f.status, reason=f.reason)
         finally:

@@ -53,7 +53,7 @@ class _Server:
             os.sched_setaffinity(0, timing_cpus)
         self.cuda = device.startswith("cuda")
         torch.backends.cudnn.allow_tf32 = False
-        self.busy = None
+        self.busy = self.sm_clock = None
         if self.cuda:
             from workbench.execution import gate_cuda
             from workbench.execution.timing import L2Flusher
@@ -62,6 +62,7 @@ class _Server:
             self.flush = L2Flusher(torch.device("cuda"))
             probe = gate_cuda.BusyProbe(self.flush)
             self.busy = probe.ratio
+            self.sm_clock = gate_cuda.SmClock().read
         self.gate = gate
         self.ref = None
         self.ref_proc: subprocess.Popen | None = None
@@ -191,7 +192,7 @@ class _Server:
             def run() -> dict:
                 return Session(prob, cand, self.ref, req["seeds"], req["timing"], deadline,
                                busy=self.busy, repeats=repeats, check_share=float(req.get("check_share", 0.5)),
-                               timing_s=float(req["timing_s"]), contract=contract).run(
+                               timing_s=float(req["timing_s"]), contract=contract, clock=self.sm_clock).run(
                                    time_it=bool(req.get("time", True)))
 
             around["setup"] = time.monotonic() - t0
