@@ -31,8 +31,8 @@ lane() {  # lane GPU DIR PART...
     local left=$(( budget - ($(date +%s) - start) ))
     if [ $left -lt 60 ]; then echo "[lane $gpu] $name: not started ($left s left)"; continue; fi
     echo "[lane $gpu] $name: running ($left s left)"
-    CUDA_VISIBLE_DEVICES=$gpu timeout $((left + 20)) python3 benchmarks/integrity_bench.py --stage "$stage" \
-      --shard "$shard" --gpu 0 --budget-s "$left" --before "$before" --out "$dir" \
+    timeout $((left + 20)) python3 benchmarks/integrity_bench.py --stage "$stage" \
+      --shard "$shard" --gpu "$gpu" --budget-s "$left" --before "$before" --out "$dir" \
       ${resume[@]:+--resume "${resume[@]}"}
   done
 }

@@ -368,6 +368,12 @@ def test_each_gpu_of_a_machine_keeps_its_own_timing_core(monkeypatch):
     # Two executors side by side (one per GPU): different timing cores, and neither's
     # workers compile on either timing core.
     assert t0 == {0: [0]} and t1 == {1: [1]} and w0 == w1 == list(range(2, 16))
+    # The same two GPUs chosen by CUDA_VISIBLE_DEVICES: each process calls its GPU 0.
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert executors.timing_cores([0]) == ({0: [1]}, list(range(2, 16)))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "0")
+    assert executors.timing_cores([0]) == ({0: [0]}, list(range(2, 16)))
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(6)), raising=False)
     assert executors.timing_cores([0]) == ({}, [])
 

@@ -439,14 +439,25 @@ def timing_cores(gpus: Sequence[int]) -> tuple[dict[int, list[int]], list[int]]:
     """({gpu: [core]}, worker cores): one CPU core per GPU of the machine kept for the judge
     timing on it (its timer, its reference worker and the candidate's worker during a session:
     kernel launches and host synchronisations are CPU-bound, compiling neighbours must not
-    delay them). The core is chosen by the GPU's index, so executors of different GPUs on one
+    delay them). The core is chosen by the GPU's index on the machine, so executors of different GPUs on one
     machine (one per GPU, side by side) never share one; workers run on the cores no GPU
     keeps. Empty when the machine has fewer than 4 cores per GPU."""
     cpus = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
-    n = max(_gpus_on_machine(), max(gpus, default=0) + 1)
+    phys = {g: _machine_index(g) for g in gpus}
+    n = max(_gpus_on_machine(), max(phys.values(), default=0) + 1)
     if len(cpus) < 4 * n:
         return {}, []
-    return {g: [cpus[g]] for g in gpus}, cpus[n:]
+    return {g: [cpus[phys[g]]] for g in gpus}, cpus[n:]
+
+
+def _machine_index(gpu: int) -> int:
+    """The machine's index of the process's CUDA device `gpu`: through CUDA_VISIBLE_DEVICES
+    when it lists indexes (two executors started with CUDA_VISIBLE_DEVICES=0 and =1 both
+    call their GPU 0, and must not share a timing core), else `gpu` itself."""
+    seen = [x.strip() for x in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if x.strip()]
+    if gpu < len(seen) and seen[gpu].isdigit():
+        return int(seen[gpu])
+    return gpu
 
 
 class LocalGPUExecutor(ChunkedExecutor):
