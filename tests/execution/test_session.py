@@ -78,7 +78,8 @@ def _ref_worker(sock, models, shared: _Shared | None):
                                        shared.share if shared is not None else None, kept, layout["slots"]))
 
 
-def _judge(candidate, by_reference: bool = False, second: bool = True, time_it: bool = True, contract=None):
+def _judge(candidate, by_reference: bool = False, second: bool = True, time_it: bool = True, contract=None,
+           **session_kw):
     """The session's report for `candidate` (a function of x) judged against softmax, under
     `contract` (None: the default)."""
     p = get_problem("L1/01_softmax")
@@ -106,7 +107,7 @@ def _judge(candidate, by_reference: bool = False, second: bool = True, time_it: 
     ref.setup("k", prob.ref_layout, deadline)
     cand.setup("k", prob.cand_layout, deadline)
     report = session.Session(prob, cand, ref, [0, 1], OPTS, deadline, check_share=1.0, timing_s=60,
-                             contract=contract).run(time_it)
+                             contract=contract, **session_kw).run(time_it)
     cand.link.send({"type": "end"})
     cand.close()
     ref.close()
@@ -316,3 +317,21 @@ def test_max_runs_counts_calls_so_a_batched_round_counts_its_batch():
     assert rounds(8, max_runs=200, min_runs=5) == 25
     assert rounds(16, max_runs=200, min_runs=5) == 13     # 208 calls of each side: never fewer than max_runs
     assert rounds(32, max_runs=100, min_runs=5) == 5      # never under min_runs
+
+
+def test_the_reference_is_timed_alone_only_on_a_quiet_gpu():
+    """Before the reference is timed alone the judge waits for an idle GPU (`quiet`): work a
+    candidate left queued would slow the "alone" times the verdict compares with. A GPU that
+    stays busy with the candidate stopped is the candidate's doing."""
+    calls = []
+
+    def idle():
+        calls.append(1)
+        return None
+
+    r = _judge(_softmax, quiet=idle)
+    assert r["status"] == "ok", r["reason"]
+    assert len(calls) == 1 and r["alone"]["reference"]
+    r = _judge(_softmax, quiet=lambda: 3.2)
+    assert r["status"] == "cheat_suspected" and "stayed busy (3.2x" in r["reason"] and "left running" in r["reason"]
+    assert "samples" not in r

@@ -383,7 +383,8 @@ class Session:
     def __init__(self, prob: Problem, cand: Endpoint, ref: Endpoint, seeds: Sequence[int], timing_opts: dict,
                  deadline: float, busy: Callable[[], float] | None = None, repeats: int = 1,
                  check_share: float = CHECK_SHARE, timing_s: float = 120.0, contract: Any = None,
-                 clock: Callable[[], float | None] | None = None):
+                 clock: Callable[[], float | None] | None = None,
+                 quiet: Callable[[], float | None] | None = None):
         import torch
 
         self.p, self.cand, self.ref = prob, cand, ref
@@ -406,6 +407,11 @@ class Session:
         # (gate_cuda.SmClock.read) is given: what the reference ran at beside the candidate
         # and alone (report["sm_mhz"]).
         self.clock, self.mhz = clock, []
+        # `quiet()` (the timer's: every other worker and the candidate stopped, wait until the
+        # GPU is idle; None when it is, else the busy ratio it stayed at) runs before the
+        # reference is timed alone, so work the candidate left queued on the GPU cannot slow
+        # the "alone" times the verdict compares with (and caches for the problem).
+        self.quiet = quiet
         self.parts = cand.parts = ref.parts = _Parts()
 
     # ------------------------------------------------------------------ trials
@@ -535,6 +541,13 @@ class Session:
             for who, key in (("ref", "reference"), ("cand", "candidate"), ("null", "null")):
                 samples[key].append(got[who]["ms"])
 
+    def _wait_quiet(self, when: str) -> None:
+        ratio = self.quiet() if self.quiet is not None else None
+        if ratio is not None:
+            raise Finding("cheat_suspected", f"with the candidate and the executor's other workers stopped, the GPU "
+                          f"stayed busy ({ratio:.1f}x the judge's own work time) {when}: work the candidate left "
+                          "running")
+
     def _read_clock(self) -> None:
         mhz = self.clock() if self.clock is not None else None
         if mhz:
@@ -642,6 +655,7 @@ class Session:
                         # The judge's own work, once per problem and batch: not the candidate's budget.
                         left = self.deadline - time.monotonic()
                         self.deadline = time.monotonic() + max(60.0, self.timing_s)
+                        self._wait_quiet("before the reference was timed alone")
                         self.p.alone[self.batch] = self.alone()
                         self.deadline = time.monotonic() + left
                         lap("alone")
@@ -666,6 +680,7 @@ class Session:
                         report["busy_ratio"] = self.busy() if self.busy is not None else None
                     finally:
                         self._frozen(False)
+                    self._wait_quiet("before the reference was timed alone again")
                     report["retime"] = self.alone()
                 mhz = {"beside": beside_mhz, "alone": alone.get("sm_mhz") or [],
                        "retime": (report.get("retime") or {}).get("sm_mhz") or []}

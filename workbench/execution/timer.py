@@ -189,17 +189,20 @@ class _Server:
             contract = Contract.from_options(req.get("options") or {"seeds": req["seeds"]})
             repeats = int((req.get("options") or {}).get("timing_repeats", 1))
 
+            others = [self.gate.Freezer(int(p)) for p in req.get("others") or []]
+
             def run() -> dict:
                 return Session(prob, cand, self.ref, req["seeds"], req["timing"], deadline,
                                busy=self.busy, repeats=repeats, check_share=float(req.get("check_share", 0.5)),
-                               timing_s=float(req["timing_s"]), contract=contract, clock=self.sm_clock).run(
+                               timing_s=float(req["timing_s"]), contract=contract, clock=self.sm_clock,
+                               quiet=(lambda: self._idle(cand, others)) if self.busy is not None else None).run(
                                    time_it=bool(req.get("time", True)))
 
             around["setup"] = time.monotonic() - t0
             t1 = time.monotonic()
             with GpuLock(req.get("lock_path") if self.cuda else None).exclusive():
                 around["lock"] = time.monotonic() - t1
-                report = self._quiet_session(run, cand, [self.gate.Freezer(int(p)) for p in req.get("others") or []])
+                report = self._quiet_session(run, cand, others)
         except Finding as f:
             report = {"status": f.status, "reason": f.reason}
         finally:
