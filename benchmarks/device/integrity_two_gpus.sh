@@ -4,8 +4,10 @@
 #
 #   bash benchmarks/device/integrity_two_gpus.sh OUT BUDGET_S BEFORE [RESUME_DIR ...]
 #
-# GPU 0: probes, throughput (previous executor at BEFORE beside this one), zoo shard 2 of 3.
-# GPU 1: zoo shards 0 and 1 of 3, the 200 landscape points. Parts already complete under a
+# First the probes on GPU 0 alone (their attacks burn CPU and GPU: an honest lane beside them
+# had a kernel flagged under the roofline floor). Then GPU 0: throughput (previous executor at
+# BEFORE beside this one), zoo shard 2 of 3; GPU 1: zoo shards 0 and 1 of 3, the 200 landscape
+# points. Parts already complete under a
 # RESUME_DIR are skipped; partial zoo and landscape parts resume. Each GPU's files go to
 # OUT/g0 and OUT/g1, logs to OUT/g0.log and OUT/g1.log; `integrity_bench.py --merge` takes
 # the directories of every call.
@@ -37,7 +39,8 @@ lane() {  # lane GPU DIR PART...
   done
 }
 
-lane 0 "$out/g0" probes throughput zoo@2/3 > "$out/g0.log" 2>&1 &
+lane 0 "$out/g0" probes > "$out/g0.log" 2>&1
+lane 0 "$out/g0" throughput zoo@2/3 >> "$out/g0.log" 2>&1 &
 lane 1 "$out/g1" zoo@0/3 zoo@1/3 landscape > "$out/g1.log" 2>&1 &
 wait
 tail -n 3 "$out/g0.log" "$out/g1.log"
