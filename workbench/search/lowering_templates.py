@@ -26,6 +26,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from workbench.seeds.tlib_nn import NORM_BODY
+
 #: Launch sizes per template: on a GPU, and in Triton's interpreter (`TRITON_INTERPRET=1`, the CPU
 #: path), where a program's cost is mostly Python overhead, so a few large tiles run far faster
 #: than many small ones. Seeds are rendered for the executor they will run on.
@@ -380,36 +382,7 @@ _NORM = '''@triton.jit
 def _norm_kernel_{i}(x_ptr, w_ptr, b_ptr, out_ptr, n_rows, n_cols, eps, ROW_GROUPS, CH_PER_ROW, SPATIAL,
                     ROWS: tl.constexpr, BLOCK: tl.constexpr, HAS_W: tl.constexpr, HAS_B: tl.constexpr,
                     RMS: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    rmask = rows < n_rows
-    base = rows.to(tl.int64)[:, None] * n_cols
-    ch0 = ((rows % ROW_GROUPS) * CH_PER_ROW)[:, None]
-    acc = tl.zeros([ROWS, BLOCK], tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        m = rmask[:, None] & (cols[None, :] < n_cols)
-        acc += tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32)
-    mean = tl.sum(acc, axis=1) / n_cols
-    if RMS:
-        mean = mean * 0.0
-    acc = tl.zeros([ROWS, BLOCK], tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        m = rmask[:, None] & (cols[None, :] < n_cols)
-        d = tl.where(m, tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32) - mean[:, None], 0.0)
-        acc += d * d
-    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / n_cols + eps)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        m = rmask[:, None] & (cols[None, :] < n_cols)
-        y = (tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32) - mean[:, None]) * rstd[:, None]
-        ch = ch0 + cols[None, :] // SPATIAL
-        if HAS_W:
-            y = y * tl.load(w_ptr + ch, mask=m, other=1.0).to(tl.float32)
-        if HAS_B:
-            y = y + tl.load(b_ptr + ch, mask=m, other=0.0).to(tl.float32)
-        tl.store(out_ptr + base + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=m)
-
+''' + NORM_BODY + '''
 
 def _lowered_{i}(x, w, b):
     shape = x.shape

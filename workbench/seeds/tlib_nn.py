@@ -2,6 +2,40 @@
 sums and per-row losses, recurrent layers. A `string.Template` (`$name` tile sizes).
 """
 
+#: The body of the row-norm kernel (layer, RMS, group and instance norm over rows of `n_cols`;
+#: the affine by channel), shared with the lowering's norm template (search/lowering_templates.py).
+#: Neither `{` nor `$` appears in it: both templates take it as it is.
+NORM_BODY = r'''    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
+    rmask = rows < n_rows
+    base = rows.to(tl.int64)[:, None] * n_cols
+    ch0 = ((rows % ROW_GROUPS) * CH_PER_ROW)[:, None]
+    acc = tl.zeros([ROWS, BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        m = rmask[:, None] & (cols[None, :] < n_cols)
+        acc += tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32)
+    mean = tl.sum(acc, axis=1) / n_cols
+    if RMS:
+        mean = mean * 0.0
+    acc = tl.zeros([ROWS, BLOCK], tl.float32)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        m = rmask[:, None] & (cols[None, :] < n_cols)
+        v = tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32) - mean[:, None]
+        acc += tl.where(m, v * v, 0.0)
+    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / n_cols + eps)
+    for start in range(0, n_cols, BLOCK):
+        cols = start + tl.arange(0, BLOCK)
+        m = rmask[:, None] & (cols[None, :] < n_cols)
+        y = (tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32) - mean[:, None]) * rstd[:, None]
+        ch = ch0 + cols[None, :] // SPATIAL
+        if HAS_W:
+            y = y * tl.load(w_ptr + ch, mask=m, other=1.0).to(tl.float32)
+        if HAS_B:
+            y = y + tl.load(b_ptr + ch, mask=m, other=0.0).to(tl.float32)
+        tl.store(out_ptr + base + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=m)
+'''
+
 NN = r'''# --------------------------------------------------------------------------- convolution
 @triton.jit
 def _tl_conv(x_ptr, w_ptr, b_ptr, out_ptr, C, OC, I0, I1, I2, O0, O1, O2, K0, K1, K2, S0, S1, S2, P0, P1, P2,
@@ -225,36 +259,7 @@ def _t_pool(x, d, kernel, stride=None, padding=0, dilation=1, ceil_mode=False, i
 @triton.jit
 def _tl_norm(x_ptr, w_ptr, b_ptr, out_ptr, n_rows, n_cols, eps, ROW_GROUPS, CH_PER_ROW, SPATIAL,
              HAS_W: tl.constexpr, HAS_B: tl.constexpr, RMS: tl.constexpr, ROWS: tl.constexpr, BLOCK: tl.constexpr):
-    rows = tl.program_id(0) * ROWS + tl.arange(0, ROWS)
-    rmask = rows < n_rows
-    base = rows.to(tl.int64)[:, None] * n_cols
-    ch0 = ((rows % ROW_GROUPS) * CH_PER_ROW)[:, None]
-    acc = tl.zeros([ROWS, BLOCK], tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        m = rmask[:, None] & (cols[None, :] < n_cols)
-        acc += tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32)
-    mean = tl.sum(acc, axis=1) / n_cols
-    if RMS:
-        mean = mean * 0.0
-    acc = tl.zeros([ROWS, BLOCK], tl.float32)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        m = rmask[:, None] & (cols[None, :] < n_cols)
-        v = tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32) - mean[:, None]
-        acc += tl.where(m, v * v, 0.0)
-    rstd = 1.0 / tl.sqrt(tl.sum(acc, axis=1) / n_cols + eps)
-    for start in range(0, n_cols, BLOCK):
-        cols = start + tl.arange(0, BLOCK)
-        m = rmask[:, None] & (cols[None, :] < n_cols)
-        y = (tl.load(x_ptr + base + cols[None, :], mask=m, other=0.0).to(tl.float32) - mean[:, None]) * rstd[:, None]
-        ch = ch0 + cols[None, :] // SPATIAL
-        if HAS_W:
-            y = y * tl.load(w_ptr + ch, mask=m, other=1.0).to(tl.float32)
-        if HAS_B:
-            y = y + tl.load(b_ptr + ch, mask=m, other=0.0).to(tl.float32)
-        tl.store(out_ptr + base + cols[None, :], y.to(out_ptr.dtype.element_ty), mask=m)
-
+''' + NORM_BODY + r'''
 
 def _t_norm(kind, x, w=None, b=None, eps=1e-5, ndims=1, groups=1):
     """layer / rms norm over the trailing `ndims` dims, group norm in `groups` groups, instance norm."""
