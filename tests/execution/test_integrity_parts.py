@@ -193,6 +193,22 @@ def test_judge_takes_a_mildly_slowed_reference_alone_on_a_gpu():
 def test_judge_applies_the_roofline_floor_to_the_net_time():
     v = judge(OK, _report([1.1] * 9, [0.6] * 9, [0.1] * 9), "cuda", 10.0)
     assert v["status"] == "cheat_suspected" and "roofline" in v["reason"]
+    # A call that does no work: its gate times are the null call's, far under any floor.
+    v = judge(OK, _report([1.1] * 9, [0.1, 0.12, 0.1, 0.11, 0.1, 0.1, 0.13, 0.1, 0.1], [0.1] * 9), "cuda", 0.2)
+    assert v["status"] == "cheat_suspected" and "roofline" in v["reason"]
+
+
+def test_the_roofline_floor_takes_the_gates_cost_at_its_smallest():
+    # Null calls slowed by the host (a loaded machine) push the median net time of an honest
+    # kernel near the roofline under the floor; the floor check takes the smallest null.
+    nulls = [0.1, 0.35, 0.4, 0.38, 0.36, 0.42, 0.1, 0.37, 0.39]
+    v = judge(OK, _report([1.5] * 9, [0.6] * 9, nulls), "cuda", 0.4)
+    assert v["status"] == "ok", v["reason"]
+    assert v["candidate"]["median_ms"] == pytest.approx(0.6 - 0.37)   # the speedup keeps the median null
+    # Before: 0.23 ms against a floor of 0.4 (under 0.8 of it). A floor the candidate cannot reach
+    # even with the smallest null (0.5 ms) still flags it.
+    v = judge(OK, _report([1.5] * 9, [0.6] * 9, nulls), "cuda", 0.7)
+    assert v["status"] == "cheat_suspected" and "roofline" in v["reason"]
 
 
 # --------------------------------------------------------------------------- the gate

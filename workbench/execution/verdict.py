@@ -196,7 +196,12 @@ def judge(result: dict, report: dict | None, device: str, floor_ms: float | None
     if against is not None:
         alone_ref = summarise(against["reference"])
         ref_s = _net(alone_ref, 0.0 if note else summarise(against["null"]).median_ms, batch)
-    why = guards.roofline_finding(cand_s.median_ms, floor_ms)
+    # The floor is a backstop against work not done: judged on the candidate's time less the
+    # gate's cost at its smallest (a null call slowed by the host, as on a loaded machine,
+    # must not push an honest kernel near the roofline under it).
+    low_null = min(samples["null"])
+    floor_cand = (cand_g.median_ms - low_null) / batch
+    why = guards.roofline_finding(max(cand_s.median_ms, floor_cand), floor_ms)
     if why:
         return {"status": "cheat_suspected", "reason": why, **base}
     if why_ok:
