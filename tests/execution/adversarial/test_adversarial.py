@@ -95,8 +95,17 @@ def test_outputs_of_timed_and_early_answered_calls_are_checked(run):
     res = run["results"]
     assert "timed run" in res["a07_garbage_after_call_count"]["reason"]
     assert "timed run" in res["b09_early_return_after_checks"]["reason"]
-    for name in ("b04_done_before_work", "b26_answer_without_work", "b27_stale_output_handed_over"):
+    for name in ("b26_answer_without_work", "b27_stale_output_handed_over"):
         assert res[name]["status"] in ("incorrect", "cheat_suspected"), (name, res[name]["reason"])
+    # b04 answers first and does the work in a thread afterwards: on a loaded CPU that thread can
+    # finish before the judge reads the outputs (a clean-clone make test with other work beside it
+    # saw it once: ok, at its twin's speed). Caught, or contained as its EXPECT line allows; on a
+    # GPU its work is queued behind the event and the H200 runs caught it every time.
+    b04 = "b04_done_before_work"
+    got = outcome(b04, res[b04], run["twins"].get(b04), CPU_TOL)
+    assert got in ("caught", "contained"), (res[b04], run["twins"].get(b04))
+    if got == "caught":
+        assert res[b04]["status"] in ("incorrect", "cheat_suspected")
 
 
 def test_caches_and_the_reference_through_gc_fail(run):
