@@ -19,12 +19,11 @@ JUDGING = "\x00judging"
 #: the timer started means another process keeps the GPU busy: the candidate's leftover work.
 BUSY_RATIO = 1.5
 #: On a GPU, a reference slower beside the candidate than alone (twice), with the GPU idle once
-#: the candidate is stopped, by at most this factor: not a verdict of cheating. Heavy honest
-#: kernels lower the GPU's clocks under power and thermal limits for the reference that follows
-#: them (the H200 ran its SM clock from 1980 MHz down to about 1400 MHz; honest zoo kernels slowed
-#: the reference by up to 1.3x). Such a run is ok, and its speedup is taken against the reference
-#: timed alone (the faster of the two), so the slowdown cannot raise it. Further out it stays
-#: cheat_suspected.
+#: the candidate is stopped, by at most this factor: not a verdict of cheating (a heavy honest
+#: kernel can lower the GPU's clocks, under its power and thermal limits, for the reference that
+#: follows it; docs/measuring.md has the cases seen). Such a run is ok, and its speedup is taken
+#: against the reference timed alone (the faster of the two), so the slowdown cannot raise it.
+#: Further out it stays cheat_suspected.
 SLOWED_MAX = 1.5
 
 
