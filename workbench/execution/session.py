@@ -524,7 +524,7 @@ class Session:
             elif who == "ref":
                 self._frozen(True)
                 got[who] = self.ref.call(self.p.key, "full", x, self.deadline, view=check, more=more)
-                self._read_clock()
+                self._read_clock(self.mhz)
             else:
                 self._frozen(True)
                 got[who] = self.ref.call(self.p.key, "null", [], self.deadline)
@@ -548,10 +548,10 @@ class Session:
                           f"stayed busy ({ratio:.1f}x the judge's own work time) {when}: work the candidate left "
                           "running")
 
-    def _read_clock(self) -> None:
+    def _read_clock(self, into: list[float]) -> None:
         mhz = self.clock() if self.clock is not None else None
         if mhz:
-            self.mhz.append(mhz)
+            into.append(mhz)
 
     def warm_up(self) -> dict[str, list[float]]:
         """The warm-up's count of rounds (`warmup`) at one call per crossing: their samples
@@ -611,9 +611,8 @@ class Session:
                     ms = self.ref.call(self.p.key, slot, xs, self.deadline, more=extra)["ms"]
                     if r >= int(o.get("warmup", 3)):
                         out[who].append(ms)
-                        c = self.clock() if (self.clock is not None and who == "reference") else None
-                        if c:
-                            mhz.append(c)
+                        if who == "reference":
+                            self._read_clock(mhz)
                 n = len(out["reference"])
                 if n >= int(o.get("min_runs", 5)) and (
                         sum(out["reference"]) >= float(o["max_total_ms"])
