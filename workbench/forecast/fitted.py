@@ -74,16 +74,22 @@ class FitCacheWarning(UserWarning):
     """A cache entry could not be used (unreadable, truncated, another format); it is refitted."""
 
 
-def cache_dir(path: str | os.PathLike | None = None) -> Path:
-    """The folder of fitted models: `path`, else $WORKBENCH_CACHE_DIR, else
-    $XDG_CACHE_HOME (or ~/.cache) / gpu-forecasters-workbench, each with `fitted/` below it."""
+def cache_root(path: str | os.PathLike | None = None) -> Path:
+    """The workbench's cache folder: `path`, else $WORKBENCH_CACHE_DIR, else $XDG_CACHE_HOME
+    (or ~/.cache) / gpu-forecasters-workbench. Fitted models live in its `fitted/`, computed
+    feature rows in its `features.sqlite` (`workbench.forecast.feature_store`)."""
     if path:
-        return Path(path).expanduser() / "fitted"
+        return Path(path).expanduser()
     env = os.environ.get(ENV_CACHE_DIR, "").strip()
     if env:
-        return Path(env).expanduser() / "fitted"
+        return Path(env).expanduser()
     base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base).expanduser() / APP_DIR / "fitted"
+    return Path(base).expanduser() / APP_DIR
+
+
+def cache_dir(path: str | os.PathLike | None = None) -> Path:
+    """The folder of fitted models: `cache_root(path)` / fitted."""
+    return cache_root(path) / "fitted"
 
 
 _code_version: str | None = None
