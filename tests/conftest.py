@@ -244,3 +244,7 @@ def llm_server(smollm2_path, tmp_path_factory) -> Iterator[LLMServer]:
 
 # Tests write only to temporary directories: a session that changes the checkout fails.
 from checkout_guard import pytest_sessionfinish, pytest_sessionstart  # noqa: E402,F401
+
+
+# The test order of `make test` under pytest-xdist (suite_order.py).
+from suite_order import pytest_collection_modifyitems, pytest_xdist_make_scheduler  # noqa: E402,F401

@@ -172,3 +172,73 @@ def test_in_place_ops_keep_their_semantics(tmp_path):
     assert "inplace=True" in src and "_t_iop('add', v, y)" in src
     want, got = _run(p, src, {})
     torch.testing.assert_close(got, want)
+
+
+GLOBAL_POOL = '''import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+batch = 3
+channels = 5
+depth = 6
+size = 7
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.pool3 = nn.AdaptiveAvgPool3d((1, 1, 1))
+        self.pool2 = nn.AdaptiveMaxPool2d(1)
+
+    def forward(self, x):
+        a = self.pool3(x)                                  # (batch, channels, 1, 1, 1)
+        b = self.pool2(x[:, :, 0] * 2.0)                   # (batch, channels, 1, 1)
+        c = F.adaptive_avg_pool1d(x[:, :, 0, 0], 1)        # (batch, channels, 1)
+        d = F.adaptive_avg_pool2d(x[:, :, 0], (2, 3))      # a windowed adaptive pool, not global
+        return a.flatten(1) + b.flatten(1) + c.flatten(1) + d.flatten(1).sum(1, keepdim=True)
+
+
+def get_inputs():
+    return [torch.randn(batch, channels, depth, size, size + 2)]
+
+
+def get_init_inputs():
+    return []
+'''
+
+
+def test_global_pooling_is_a_reduction_and_correct(tmp_path):
+    """Adaptive pools to an output of 1 (global average / max pooling) reduce over the spatial
+    dims (no window-loop launch: only the windowed adaptive pool launches _tl_pool), and all
+    agree with PyTorch."""
+    import torch
+
+    from workbench.execution.worker import _import_candidate, copy_state
+
+    p = _problem(tmp_path, GLOBAL_POOL, "global_pool")
+    src = generic_source(p)
+    assert src is not None and not static_findings(src, p.source)
+    (tmp_path / "mod").mkdir()
+    mod = _import_candidate(src, tmp_path / "mod", "global_pool_seed")
+    launches = []
+
+    class Counted:
+        def __init__(self, fn):
+            self.fn = fn
+
+        def __getitem__(self, grid):
+            launches.append(grid)
+            return self.fn[grid]
+
+    mod._tl_pool = Counted(mod._tl_pool)
+    for sizes in ({}, {"batch": 2, "depth": 4, "size": 9}):
+        lp = load_source(p.source, name=p.id, sizes=sizes)
+        torch.manual_seed(0)
+        ref = lp.Model(*lp.get_init_inputs()).eval()
+        new = mod.ModelNew(*lp.get_init_inputs()).eval()
+        copy_state(ref, new)
+        inputs = lp.get_inputs()
+        launches.clear()
+        with torch.no_grad():
+            torch.testing.assert_close(new(*inputs), ref(*inputs), rtol=1e-4, atol=1e-5)
+        assert len(launches) == 1, launches

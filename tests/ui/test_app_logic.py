@@ -97,8 +97,31 @@ def test_replay_search_fills_the_table_and_the_inspector(store):
     assert "<b>Forecaster</b> <code>roofline</code>" in insp.reasoning.object
 
 
+class _SlowChildren:
+    """The run's generator, each parent's children after `delay_s` seconds: a search that cannot
+    finish before the test's pause arrives, however fast the machine."""
+
+    def __init__(self, inner, delay_s: float = 0.3):
+        self.inner, self.delay_s, self.name = inner, delay_s, inner.name
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def children(self, ctx):
+        time.sleep(self.delay_s)
+        return self.inner.children(ctx)
+
+
+def _slow_build(store, spec):
+    from workbench import compose
+
+    run = compose.build(spec, store)
+    run.generator = _SlowChildren(run.generator)
+    return run
+
+
 def test_pause_resume_and_stop(store):
-    runner = SearchRunner(store)
+    runner = SearchRunner(store, build=_slow_build)
     runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=40, k=2, m=1)
     with pytest.raises(RunnerBusyError):
         runner.start("L1/01_softmax", "replay:h100", "measure_all", "none", budget=4)

@@ -170,6 +170,10 @@ def test_candidate_opens_with_diff_and_reasoning(page, artifacts):
         has=page.locator("[tabulator-field='origin']", has_text="mutation:")).last
     cid = row.locator("[tabulator-field='candidate']").inner_text().strip()
     assert len(cid) >= 8
+    # That row by its id: a locator is looked up again at each use, and "the last mutated row"
+    # may be another one once the table has re-rendered.
+    row = page.locator(".wb-candidates .tabulator-row").filter(
+        has=page.locator("[tabulator-field='candidate']", has_text=cid))
     open_in_inspector(page, row)
     # the clicked child's diff against its parent: both named, changed hunks shown (with three
     # lines of context, so which source lines appear depends on the mutation)

@@ -223,6 +223,10 @@ def _t_pool(x, d, kernel, stride=None, padding=0, dilation=1, ceil_mode=False, i
     """Max / average pooling over `d` spatial dims; adaptive: `kernel` is the output size."""
     if not _is_t(x) or not x.is_floating_point() or x.dim() not in (d + 1, d + 2):
         raise _Unsupported("pooling of this input")
+    if adaptive and all(s == 1 for s in _tuple(kernel, d)):
+        # Global pooling (every output size 1) is a reduction over the spatial dims: a window
+        # loop of one program per output would run the whole spatial extent serially.
+        return _t_reduce("amax" if is_max else "mean", x, list(range(x.dim() - d, x.dim())), keepdim=True)
     unbatched = x.dim() == d + 1
     if unbatched:
         x = x.unsqueeze(0)
