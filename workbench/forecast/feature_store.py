@@ -21,6 +21,7 @@ Contract:
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import json
@@ -30,7 +31,7 @@ import sqlite3
 import threading
 import warnings
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Iterable, Iterator, Sequence
 
 #: Environment variable: "0" turns the store off.
 ENV_SWITCH = "WORKBENCH_FEATURE_STORE"
@@ -90,11 +91,17 @@ class FeatureStore:
     def enabled(self) -> bool:
         return not self._off
 
-    def _connect(self) -> sqlite3.Connection:
+    @contextlib.contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        """A connection for one transaction (committed on success), closed afterwards."""
         db = sqlite3.connect(self.path, timeout=10.0)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        return db
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            with db:
+                yield db
+        finally:
+            db.close()
 
     def _turn_off(self, error: BaseException) -> None:
         if not self._off:
