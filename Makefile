@@ -33,7 +33,8 @@ browser:
 run: $(STAMP)
 	$(BIN)/python -m workbench.ui.serving --address $(HOST) --port $(PORT) $(if $(ALLOW_REMOTE),--allow-remote) -- $(PANEL_ARGS)
 
-# Two test processes (one per core of a small machine); a file's tests stay in one process.
+# Two test processes (one per core of a small machine); a file's tests stay in one process, the
+# long files start first (tests/suite_order.py).
 test: $(STAMP) browser
 	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=40
 
