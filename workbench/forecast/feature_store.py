@@ -4,7 +4,7 @@ Computing a (problem, candidate, hardware) triple's features (`workbench.forecas
 parses the candidate's source and traces the reference on the meta device: on the shipped data
 that is most of a learned forecaster's fit. Every fit, cross-validation fold, notebook and CLI
 call reads the same candidates again, each in its own process, so `FeatureStore` keeps the rows
-in a SQLite file beside the fitted models (`workbench.forecast.fitted.cache_root()`:
+in a SQLite file beside the fitted models (`workbench.cachedir.cache_root()`:
 `features.sqlite`).
 
 Contract:
@@ -32,6 +32,8 @@ import threading
 import warnings
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
+
+from workbench.cachedir import cache_root
 
 #: Environment variable: "0" turns the store off.
 ENV_SWITCH = "WORKBENCH_FEATURE_STORE"
@@ -161,12 +163,10 @@ _STORES_LOCK = threading.Lock()
 
 
 def default_store(names: Sequence[str]) -> FeatureStore | None:
-    """The store in the current cache folder (`fitted.cache_root()`, read at each call, so a
+    """The store in the current cache folder (`cache_root()`, read at each call, so a
     changed $WORKBENCH_CACHE_DIR is followed), or None when $WORKBENCH_FEATURE_STORE is "0"."""
     if os.environ.get(ENV_SWITCH, "").strip() == "0":
         return None
-    from workbench.forecast.fitted import cache_root
-
     path = cache_root() / FILE_NAME
     with _STORES_LOCK:
         store = _STORES.get(path)

@@ -43,14 +43,11 @@ from typing import Any, Callable, Mapping, Sequence
 
 import joblib
 
+from workbench.cachedir import APP_DIR, ENV_CACHE_DIR, cache_root  # noqa: F401 (re-exported)
 from workbench.errors import ConfigError
 from workbench.forecast.base import BatchForecaster
 from workbench.records import Candidate, Measurement, Problem
 
-#: Environment variable naming the cache folder.
-ENV_CACHE_DIR = "WORKBENCH_CACHE_DIR"
-#: Folder name under the user's cache folder.
-APP_DIR = "gpu-forecasters-workbench"
 #: Stored in every entry; an entry with another format is refitted.
 ENTRY_FORMAT = "workbench.fitted/1"
 #: Entries kept per cache folder by default (each search of a new problem fits its own model:
@@ -72,19 +69,6 @@ Fitter = Callable[[Sequence[Problem], Sequence[Candidate], Sequence[Measurement]
 
 class FitCacheWarning(UserWarning):
     """A cache entry could not be used (unreadable, truncated, another format); it is refitted."""
-
-
-def cache_root(path: str | os.PathLike | None = None) -> Path:
-    """The workbench's cache folder: `path`, else $WORKBENCH_CACHE_DIR, else $XDG_CACHE_HOME
-    (or ~/.cache) / gpu-forecasters-workbench. Fitted models live in its `fitted/`, computed
-    feature rows in its `features.sqlite` (`workbench.forecast.feature_store`)."""
-    if path:
-        return Path(path).expanduser()
-    env = os.environ.get(ENV_CACHE_DIR, "").strip()
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME", "").strip() or str(Path.home() / ".cache")
-    return Path(base).expanduser() / APP_DIR
 
 
 def cache_dir(path: str | os.PathLike | None = None) -> Path:
