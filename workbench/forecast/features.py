@@ -452,14 +452,19 @@ def features(problem: Problem, candidate: Candidate, hardware: Hardware) -> dict
     """Every feature of one triple, keyed by name (order: `FEATURE_NAMES`).
 
     Results are kept in memory (`MEMORY_ENTRIES`) by the triple's `content_key`."""
-    key = content_key(problem, candidate, hardware)
+    return dict(_memory_or_compute(content_key(problem, candidate, hardware), problem, candidate, hardware)[0])
+
+
+def _memory_or_compute(key: tuple, problem: Problem, candidate: Candidate,
+                       hardware: Hardware) -> tuple[dict[str, float], bool]:
+    """(the triple's features from memory, else computed and remembered; whether computed)."""
     with _CACHE_LOCK:
         hit = _FEATURE_CACHE.get(key)
     if hit is not None:
-        return dict(hit)
+        return hit, False
     out = _compute(problem, candidate, hardware)
     _remember(key, out)
-    return out
+    return out, True
 
 
 def _names() -> tuple[str, ...]:
@@ -492,14 +497,10 @@ def feature_matrix(rows: Sequence[tuple[Problem, Candidate, Hardware]]) -> np.nd
                 _remember(key, dict(zip(FEATURE_NAMES, found[disk_key])))
     computed: dict[str, list[float]] = {}
     for i, (p, c, h) in enumerate(rows):
-        with _CACHE_LOCK:
-            hit = _FEATURE_CACHE.get(keys[i])
-        if hit is None:
-            hit = _compute(p, c, h)
-            _remember(keys[i], hit)
-            if keys[i] in stored:
-                computed[stored[keys[i]]] = [hit[k] for k in FEATURE_NAMES]
-        out[i] = [hit[k] for k in FEATURE_NAMES]
+        values, fresh = _memory_or_compute(keys[i], p, c, h)
+        out[i] = [values[k] for k in FEATURE_NAMES]
+        if fresh and keys[i] in stored:
+            computed[stored[keys[i]]] = list(out[i])
     if store is not None and computed:
         store.put_many(computed)
     return out
