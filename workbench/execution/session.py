@@ -384,7 +384,8 @@ class Session:
                  deadline: float, busy: Callable[[], float] | None = None, repeats: int = 1,
                  check_share: float = CHECK_SHARE, timing_s: float = 120.0, contract: Any = None,
                  clock: Callable[[], float | None] | None = None,
-                 quiet: Callable[[], float | None] | None = None):
+                 quiet: Callable[[], float | None] | None = None,
+                 hold: Callable[[], None] | None = None):
         import torch
 
         self.p, self.cand, self.ref = prob, cand, ref
@@ -412,6 +413,9 @@ class Session:
         # reference is timed alone, so work the candidate left queued on the GPU cannot slow
         # the "alone" times the verdict compares with (and caches for the problem).
         self.quiet = quiet
+        # `hold()` (the timer's Others.keep) at the start of every round and alone timing: while
+        # the executor's other workers are stopped, one started since is stopped too.
+        self.hold = hold or (lambda: None)
         self.parts = cand.parts = ref.parts = _Parts()
 
     # ------------------------------------------------------------------ trials
@@ -513,6 +517,7 @@ class Session:
         return out
 
     def _round(self, r: int, samples: dict[str, list[float]] | None) -> None:
+        self.hold()
         x, more = self._batch()
         order = ["null", "ref", "cand"] if r % 2 == 0 else ["cand", "ref", "null"]
         check = self.rng.random() < self.share
@@ -605,6 +610,7 @@ class Session:
             out: dict[str, list[float]] = {"reference": [], "null": []}
             mhz: list[float] = []
             for r in range(int(o.get("warmup", 3)) + self.max_rounds()):
+                self.hold()
                 x, more = self._batch()
                 pair = [("reference", "full", x, more), ("null", "null", [], [])]
                 for who, slot, xs, extra in (pair if r % 2 == 0 else pair[::-1]):

@@ -41,14 +41,66 @@ IDLE_WAIT_S = 20.0
 
 
 # --------------------------------------------------------------------------- the timer process
+def read_registry(path: str | None) -> set[int]:
+    """Supervisor pids in the executor's worker registry (WorkerRegistry's file); empty when
+    there is none or it cannot be read."""
+    if not path:
+        return set()
+    try:
+        return {int(x) for x in Path(path).read_text().split() if x.isdigit()}
+    except OSError:
+        return set()
+
+
+class Others:
+    """The executor's other workers on this device, which a session stops while it needs the
+    GPU to itself: those the request named and, read again at every `freeze`, every worker the
+    executor registered since (`registry`, WorkerRegistry's file). A worker started while a
+    session runs (its candidate's import and threads run before it ever asks for a session) is
+    stopped by the next freeze, so work it starts cannot slow the reference that another
+    candidate's speedup is taken against. `freezer(pid)` makes the per-worker freezers
+    (gate.Freezer: every process below the supervisor)."""
+
+    def __init__(self, freezer, named, registry: str | None = None, exclude: int | None = None):
+        self._freezer, self.registry, self.exclude = freezer, registry, exclude
+        self.named = {int(p) for p in named or []}
+        self.freezers: dict[int, Any] = {}
+        self.frozen = False
+
+    def _refresh(self) -> None:
+        for pid in sorted((self.named | read_registry(self.registry)) - {self.exclude} - set(self.freezers)):
+            self.freezers[pid] = self._freezer(pid)
+
+    def __bool__(self) -> bool:
+        self._refresh()
+        return bool(self.freezers)
+
+    def freeze(self) -> None:
+        self._refresh()
+        for f in self.freezers.values():
+            f.freeze()
+        self.frozen = True
+
+    def keep(self) -> None:
+        """While frozen: stop what started since the last freeze (a session calls it each round)."""
+        if self.frozen:
+            self.freeze()
+
+    def thaw(self) -> None:
+        self.frozen = False
+        for f in self.freezers.values():
+            f.thaw()
+
+
 class _Server:
-    def __init__(self, ctrl, device: str, timing_cpus: list[int] | None):
+    def __init__(self, ctrl, device: str, timing_cpus: list[int] | None, registry: str | None = None):
         import torch
 
         from workbench.execution import contain, gate
 
         contain.protect_process()
         self.ctrl, self.device, self.cpus = ctrl, device, timing_cpus
+        self.registry = registry
         if timing_cpus and hasattr(os, "sched_setaffinity"):
             os.sched_setaffinity(0, timing_cpus)
         self.cuda = device.startswith("cuda")
@@ -189,13 +241,14 @@ class _Server:
             contract = Contract.from_options(req.get("options") or {"seeds": req["seeds"]})
             repeats = int((req.get("options") or {}).get("timing_repeats", 1))
 
-            others = [self.gate.Freezer(int(p)) for p in req.get("others") or []]
+            others = Others(self.gate.Freezer, req.get("others"), self.registry, req.get("supervisor"))
 
             def run() -> dict:
                 return Session(prob, cand, self.ref, req["seeds"], req["timing"], deadline,
                                busy=self.busy, repeats=repeats, check_share=float(req.get("check_share", 0.5)),
                                timing_s=float(req["timing_s"]), contract=contract, clock=self.sm_clock,
-                               quiet=(lambda: self._idle(cand, others)) if self.busy is not None else None).run(
+                               quiet=(lambda: self._idle(cand, others)) if self.busy is not None else None,
+                               hold=others.keep).run(
                                    time_it=bool(req.get("time", True)))
 
             around["setup"] = time.monotonic() - t0
@@ -222,13 +275,13 @@ class _Server:
                                       session=round(time.monotonic() - t0, 4))
         return report
 
-    def _idle(self, cand, others: list) -> float | None:
+    def _idle(self, cand, others: Others) -> float | None:
         """With every other worker and the candidate stopped: wait until the busy probe calls
-        the GPU idle. None when it is, else the last busy ratio (after IDLE_WAIT_S seconds)."""
+        the GPU idle. None when it is, else the last busy ratio (after IDLE_WAIT_S seconds).
+        The others stay stopped (the caller thaws them)."""
         from workbench.execution.verdict import BUSY_RATIO
 
-        for f in others:
-            f.freeze()
+        others.freeze()
         if cand.freezer is not None:
             cand.freezer.freeze()
         try:
@@ -240,11 +293,12 @@ class _Server:
                 if time.monotonic() > end:
                     return ratio
                 time.sleep(0.05)
+                others.keep()
         finally:
             if cand.freezer is not None:
                 cand.freezer.thaw()
 
-    def _quiet_session(self, run, cand, others: list) -> dict:
+    def _quiet_session(self, run, cand, others: Others) -> dict:
         """`run()` (the session) on a GPU no other process is using. Another worker of the
         executor may have left work on the GPU (its own attack, or its candidate's leftovers),
         which would slow this session's reference and be blamed on this candidate. So: when
@@ -252,7 +306,8 @@ class _Server:
         (and kept stopped through it) until the GPU is idle; when a session run with the others
         going ends with a slowed reference, it is run once more with them stopped, and that
         run's report stands. A GPU that stays busy with everyone stopped for IDLE_WAIT_S is
-        reported as such (not the candidate's verdict)."""
+        reported as such (not the candidate's verdict). While the others are stopped, workers
+        the executor starts meanwhile are stopped too (Others.keep, each round)."""
         from workbench.execution.verdict import BUSY_RATIO
 
         if self.busy is None:
@@ -275,8 +330,7 @@ class _Server:
                     report["rerun"] = f"run again with the executor's other workers stopped after: {first}"[:1000]
             return report
         finally:
-            for f in others:
-                f.thaw()
+            others.thaw()
 
     @staticmethod
     def _worker_pid(supervisor: int | None) -> int | None:
@@ -322,15 +376,50 @@ class _Server:
         return 0
 
 
-def _serve_main(fd: int, device: str, cpus: str) -> int:
+def _serve_main(fd: int, device: str, cpus: str, registry: str = "") -> int:
     from workbench.execution.gate import Link
 
-    return _Server(Link.from_fd(fd), device, [int(c) for c in cpus.split(",") if c] or None).serve()
+    return _Server(Link.from_fd(fd), device, [int(c) for c in cpus.split(",") if c] or None, registry or None).serve()
 
 
 # --------------------------------------------------------------------------- the executor's side
 class JudgeFailed(Exception):
     """The timer process failed (not the candidate): its session is reported as crashed."""
+
+
+class WorkerRegistry:
+    """Supervisor pids of the executor's live workers on one device, kept in a file the timer
+    process reads again whenever it stops the others (Others): a set whose every change is
+    written at once (a whole new file put in place, so a reader never sees half of one)."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self._pids: set[int] = set()
+        self._lock = threading.Lock()
+        self._write()
+
+    def _write(self) -> None:
+        tmp = f"{self.path}.{threading.get_ident()}.tmp"
+        with open(tmp, "w") as fh:
+            fh.write(" ".join(map(str, sorted(self._pids))))
+        os.replace(tmp, self.path)
+
+    def add(self, pid: int) -> None:
+        with self._lock:
+            self._pids.add(int(pid))
+            self._write()
+
+    def discard(self, pid: int) -> None:
+        with self._lock:
+            self._pids.discard(int(pid))
+            self._write()
+
+    def __iter__(self):
+        with self._lock:
+            return iter(sorted(self._pids))
+
+    def __len__(self) -> int:
+        return len(self._pids)
 
 
 class Timer:
@@ -348,7 +437,7 @@ class Timer:
         self.interfered = False
         # Supervisor pids of the executor's live workers on this device (chunked._one_worker
         # adds and removes them): the others a session may stop while the GPU is not idle.
-        self.workers: set[int] = set()
+        self.workers = WorkerRegistry(os.path.join(log_dir, f"workers-{os.getpid()}-{id(self)}"))
 
     def _start(self) -> None:
         from workbench.execution.gate import Link
@@ -360,7 +449,7 @@ class Timer:
         log = open(os.path.join(self.log_dir, f"timer-{os.getpid()}-{id(self)}.log"), "ab")
         cpus = ",".join(map(str, self.cpus or []))
         self.proc = subprocess.Popen([sys.executable, "-m", "workbench.execution.timer", "--serve",
-                                      str(theirs.fileno()), self.device, cpus],
+                                      str(theirs.fileno()), self.device, cpus, self.workers.path],
                                      stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=env,
                                      pass_fds=(theirs.fileno(),), start_new_session=True)
         log.close()
@@ -504,4 +593,5 @@ POOL = TimerPool()
 
 
 if __name__ == "__main__":
-    sys.exit(_serve_main(int(sys.argv[2]), sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else ""))
+    sys.exit(_serve_main(int(sys.argv[2]), sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "",
+                         sys.argv[5] if len(sys.argv) > 5 else ""))
