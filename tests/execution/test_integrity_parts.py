@@ -61,6 +61,15 @@ def test_reference_check_flags_a_slowed_reference_on_gpu():
     assert reference.reference_finding([1.3] * 9, _clean(1.0, 0.2), "cuda") is None
 
 
+def test_reference_slowdown_states_the_times_and_the_finding_adds_the_blame():
+    slowed = reference.reference_slowdown([1.3] * 9, _clean(1.0, 0.005), "cuda")
+    assert slowed.startswith("the reference took 1.3000 ms beside the candidate but 1.0000 ms") and "1.30x" in slowed
+    assert "candidate slowed" not in slowed
+    assert reference.reference_finding([1.3] * 9, _clean(1.0, 0.005), "cuda") == (
+        slowed + ": the candidate slowed the reference down")
+    assert reference.reference_slowdown([1.1] * 9, _clean(1.0, 0.005), "cuda") is None
+
+
 def test_reference_check_on_cpu_needs_every_sample_grossly_slow():
     assert reference.reference_finding([20.5, 21.0, 20.2], _clean(0.02), "cpu") is not None
     # One fast sample among slow ones (a busy machine), or a few ms: not flagged.
@@ -180,6 +189,7 @@ def test_judge_takes_a_mildly_slowed_reference_alone_on_a_gpu():
     assert v["status"] == "ok", v["reason"]
     assert v["speedup"] == pytest.approx((1.0 - 0.1) / (0.5 - 0.1))     # not (1.3 - 0.1) / 0.4
     assert "timed alone" in v["reason"] and "1500 MHz beside" in v["reason"]
+    assert "candidate slowed" not in v["reason"]       # an ok verdict blames no one
     # A slowdown past SLOWED_MAX stays flagged.
     far = _report([1.0 * SLOWED_MAX + 0.2] * 9, [0.5] * 9, [0.1] * 9, alone=[1.0] * 9,
                   retime={"reference": [1.0] * 9, "null": [0.1] * 9}, busy_ratio=1.0)

@@ -225,11 +225,12 @@ class ReferenceStore:
 STORE = ReferenceStore()
 
 
-def reference_finding(worker_ms: list[float], clean: dict | None, device: str) -> str | None:
+def reference_slowdown(worker_ms: list[float], clean: dict | None, device: str) -> str | None:
     """A sentence when the reference timed beside the candidate (`worker_ms`, its samples) is
     slower than the same reference timed alone (`clean`, TimingStats.to_dict()) by more than
     the noise allows, else None. Both are gate times of the clean reference worker
-    (timer.py); "alone" is with no candidate session open."""
+    (timer.py); "alone" is with no candidate session open. The sentence states the times, not
+    who is to blame (reference_finding does)."""
     from workbench.execution.timing import summarise
 
     if not clean or not worker_ms:
@@ -248,7 +249,13 @@ def reference_finding(worker_ms: list[float], clean: dict | None, device: str) -
     if not bad:
         return None
     return (f"the reference took {w.median_ms:.4f} ms beside the candidate but {c_med:.4f} ms timed alone in "
-            f"the clean process ({ratio:.2f}x): the candidate slowed the reference down")
+            f"the clean process ({ratio:.2f}x)")
+
+
+def reference_finding(worker_ms: list[float], clean: dict | None, device: str) -> str | None:
+    """reference_slowdown's sentence with its verdict: the candidate slowed the reference down."""
+    why = reference_slowdown(worker_ms, clean, device)
+    return f"{why}: the candidate slowed the reference down" if why else None
 
 
 # --------------------------------------------------------------------------- the clean process

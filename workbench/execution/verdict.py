@@ -167,15 +167,16 @@ def judge(result: dict, report: dict | None, device: str, floor_ms: float | None
         if again:
             again_stats = summarise(again).to_dict()
             slower = max((alone_stats, again_stats), key=lambda t: t["median_ms"])
-            why = reference.reference_finding(samples["reference"], slower, device)
-            if why:
-                why += f" (timed alone twice: {alone_stats['median_ms']:.4f} and {again_stats['median_ms']:.4f} ms)"
+            slowed = reference.reference_slowdown(samples["reference"], slower, device)
+            why = None
+            if slowed:
+                twice = f" (timed alone twice: {alone_stats['median_ms']:.4f} and {again_stats['median_ms']:.4f} ms)"
                 if device.startswith("cuda") and ref_g.median_ms <= SLOWED_MAX * slower["median_ms"]:
                     faster = min((alone, report["retime"]), key=lambda a: summarise(a["reference"]).median_ms)
                     if _alone_net(faster, 1) is not None:
                         against = faster
+                why = slowed + twice if against is not None else f"{slowed}: the candidate slowed the reference down{twice}"
         if why and against is not None:
-            why = why.replace(": the candidate slowed the reference down", "")
             mhz = report.get("sm_mhz") or {}
             if isinstance(mhz.get("beside"), (int, float)) and isinstance(mhz.get("alone"), (int, float)):
                 why += f"; SM clock {mhz['beside']:.0f} MHz beside the candidate, {mhz['alone']:.0f} MHz alone"
