@@ -22,6 +22,12 @@ rest over the GPUs (`--gpus`, default all), one process per GPU. A GPU's process
 3. appends one row per finished problem to `--out`/kb-rows.jsonl as soon as it has it (a call cut
    short loses only problems in flight) and prints progress.
 
+Calls resume at one commit: every row names the commit it was measured at, `--out`/kb-call.json
+names this call's, and `--resume` carries over only rows of this commit (the others are left out
+and measured again) together with the Inductor captures of earlier calls at this commit (the
+`kb-captures-*.jsonl` beside their rows: a resumed call does not compile those problems again).
+A summary of rows from more than one commit is refused.
+
 A row: problem_id, level, gpu, budget, seed_kind (the kind of the best correct seed: the one
 the search starts from), seeds ({kind: correct?}), correct (a correct candidate was found),
 correct_seed, best_over_eager (the best measured speedup over the eager reference), compile
@@ -59,6 +65,10 @@ from workbench.records import Problem, now_iso  # noqa: E402
 CORPUS = ROOT / "tests" / "problems" / "kb_corpus"
 RESULTS = ROOT / "benchmarks" / "results"
 ROWS = "kb-rows.jsonl"
+#: This call's commit (and date), beside its rows: which earlier calls a --resume may take from.
+CALL = "kb-call.json"
+#: Earlier calls' captures at this commit, gathered by the parent for its shards.
+RESUMED_CAPTURES = "kb-captures-resumed.jsonl"
 
 
 def log(msg: str) -> None:
@@ -121,7 +131,7 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
     from workbench.store import Store
 
     row: dict[str, Any] = {"problem_id": problem.id, "level": problem.level, "gpu": executor.hardware.key,
-                           "budget": args.budget}
+                           "budget": args.budget, "commit": commit()}
     t0 = time.time()
     source = (inductor or {}).get("source") if (inductor or {}).get("ok") else None
     gen = OneAtATime(MutationGenerator(ZooGenerator(inductor={problem.id: source} if source else None)))
@@ -186,6 +196,11 @@ def run_shard(args) -> int:
         executor = LocalGPUExecutor(gpus=[args.gpu], workers=args.workers or None)
     forecaster = make_forecaster(args, executor.hardware.key)
     captures = Path(args.out) / f"kb-captures-{tag}.jsonl"
+    carried = read_rows(Path(args.out) / RESUMED_CAPTURES)
+    have = read_rows(captures)
+    for p in problems:                   # earlier calls' captures at this commit: not compiled again
+        if p.id in carried and p.id not in have:
+            append_row(captures, carried[p.id])
     capture_proc = None if args.cpu or args.no_inductor else start_capture(args, problems, captures, executor)
     deadline = args.t_start + args.time_budget_s
     per: list[float] = []
@@ -321,15 +336,15 @@ def metrics(rows: list[dict]) -> dict[str, Any]:
 
 
 def summary(problems: list[Problem], rows: dict[str, dict], args) -> dict[str, Any] | None:
-    """The results document when every problem has a row from one GPU type, else None."""
+    """The results document when every problem has a row from one GPU type and one commit, else None."""
     mine = [rows[p.id] for p in problems if p.id in rows]
     gpus = {r.get("gpu") for r in mine}
-    if len(mine) != len(problems) or len(gpus) != 1:
+    if len(mine) != len(problems) or len(gpus) != 1 or len({r.get("commit") for r in mine}) != 1:
         return None
     budgets = {r.get("budget") for r in mine}
     levels = sorted({r["level"] for r in mine})
     return {
-        "benchmark": "kb_bench", "gpu": gpus.pop(), "date": now_iso(), "commit": commit(),
+        "benchmark": "kb_bench", "gpu": gpus.pop(), "date": now_iso(), "commit": mine[0].get("commit") or commit(),
         "metrics": metrics(mine) | {"by_level": {f"level{lv}": metrics([r for r in mine if r["level"] == lv])
                                                   for lv in levels}},
         "definitions": {
@@ -347,6 +362,34 @@ def summary(problems: list[Problem], rows: dict[str, dict], args) -> dict[str, A
     }
 
 
+def resumable(paths: list[Path], here: str) -> tuple[dict[str, dict], int]:
+    """Rows of `paths` (earlier calls' kb-rows.jsonl) measured at commit `here`, and how many
+    rows of another commit (or none named) were left out."""
+    rows = read_rows(*paths)
+    mine = {pid: r for pid, r in rows.items() if r.get("commit") == here}
+    return mine, len(rows) - len(mine)
+
+
+def carry_captures(paths: list[Path], here: str, dest: Path) -> int:
+    """The Inductor captures (kb-captures-*.jsonl) beside each of `paths` whose call (its
+    kb-call.json) ran at commit `here`, written to `dest`; how many problems."""
+    got: dict[str, dict] = {}
+    for p in paths:
+        folder = Path(p).parent
+        try:
+            call = json.loads((folder / CALL).read_text())
+        except (OSError, ValueError):
+            continue
+        if call.get("commit") != here:
+            continue
+        for f in sorted(folder.glob("kb-captures-*.jsonl")):
+            # A capture process that died (or was killed with its call) is tried again.
+            got.update({pid: r for pid, r in read_rows(f).items()
+                        if not str(r.get("error", "")).startswith("capture process died")})
+    dest.write_text("".join(json.dumps(r) + "\n" for r in got.values()))
+    return len(got)
+
+
 def run_parent(args) -> int:
     from workbench.problems import load_dir
 
@@ -361,7 +404,12 @@ def run_parent(args) -> int:
         problems = problems[:: args.every]
     if args.limit:
         problems = problems[: args.limit]
-    previous = read_rows(*(args.resume or []))
+    here = commit()
+    (out / CALL).write_text(json.dumps({"commit": here, "date": now_iso()}) + "\n")
+    previous, foreign = resumable(args.resume or [], here)
+    if foreign:
+        log(f"{foreign} resumed rows of another commit left out (measured again at {here[:10]})")
+    carry_captures(args.resume or [], here, out / RESUMED_CAPTURES)
     have = read_rows(rows_path)
     for pid, row in previous.items():  # the output file is cumulative across calls
         if pid not in have:
@@ -396,7 +444,7 @@ def run_parent(args) -> int:
     left = [p.id for p in problems if p.id not in rows]
     log(f"{time.time() - t_start:.0f} s; {len(rows)} rows; {len(left)} problems left" + (f" ({', '.join(left[:8])}...)" if left else ""))
     if doc is None:
-        log("no summary: not every problem has a row from one GPU type yet (run again with --resume)")
+        log("no summary: not every problem has a row from one GPU type and one commit yet (run again with --resume)")
         print(json.dumps(metrics([rows[p.id] for p in problems if p.id in rows]), indent=2))
         return 0
     text = json.dumps(doc, indent=2) + "\n"

@@ -101,3 +101,26 @@ def test_metrics_and_the_summary_needs_every_problem_on_one_gpu():
     assert kb_bench.summary(problems + [P("L3/d")], by_id, Args) is None  # a problem without a row
     mixed = dict(by_id, **{"L2/c": dict(by_id["L2/c"], gpu="h100")})
     assert kb_bench.summary(problems, mixed, Args) is None  # rows from two GPU types
+    other = dict(by_id, **{"L2/c": dict(by_id["L2/c"], commit="f" * 40)})
+    assert kb_bench.summary(problems, other, Args) is None  # rows from two commits
+
+
+def test_resume_carries_rows_and_captures_of_this_commit_only(tmp_path):
+    here, old = "a" * 40, "b" * 40
+    same, other, unnamed = tmp_path / "same", tmp_path / "other", tmp_path / "unnamed"
+    for d, c in ((same, here), (other, old), (unnamed, None)):
+        d.mkdir()
+        if c:
+            (d / kb_bench.CALL).write_text(json.dumps({"commit": c}))
+        kb_bench.append_row(d / kb_bench.ROWS, _row(f"L1/{d.name}", 1, commit=c))
+        kb_bench.append_row(d / "kb-captures-gpu0.jsonl", {"problem_id": f"L1/{d.name}", "ok": True, "source": "s"})
+    kb_bench.append_row(same / "kb-captures-gpu1.jsonl",
+                        {"problem_id": "L1/died", "ok": False, "error": "capture process died (exit -9)"})
+    kb_bench.append_row(same / "kb-captures-gpu1.jsonl", {"problem_id": "L1/failed", "ok": False, "error": "no graph"})
+    paths = [d / kb_bench.ROWS for d in (same, other, unnamed)]
+    rows, left_out = kb_bench.resumable(paths, here)
+    assert set(rows) == {"L1/same"} and left_out == 2
+    dest = tmp_path / kb_bench.RESUMED_CAPTURES
+    assert kb_bench.carry_captures(paths, here, dest) == 2
+    got = kb_bench.read_rows(dest)
+    assert set(got) == {"L1/same", "L1/failed"} and got["L1/same"]["source"] == "s"   # a died capture is redone
