@@ -192,3 +192,48 @@ def test_cached_learned_in_evaluate_fits_each_fold_once(tmp_path, data):
         make().forecast(problems[0], candidates[0], H100)
     with pytest.raises(ConfigError, match="unknown learned forecaster settings"):
         CachedLearned({"depth": 3})
+
+
+_RACER = """
+import sys, time
+from pathlib import Path
+from workbench.evaluate.synthetic import make_synthetic
+from workbench.forecast.fitted import fit_or_load
+
+calls = Path(sys.argv[2])
+
+
+def slow_fit(problems, candidates, measurements):
+    with open(calls, "a") as f:
+        f.write("fit\\n")
+    time.sleep(3.0)
+    return {"rows": len(measurements)}
+
+
+d = make_synthetic(n_problems=8, per_problem=20, seed=3)
+said = []
+model = fit_or_load(d.problems, d.candidates, d.measurements, hardware_key="h100", settings={"seed": 0},
+                    cache_dir=sys.argv[1], fitter=slow_fit, kind="fake", progress=said.append)
+print(repr(model))
+print("|".join(said))
+"""
+
+
+def test_two_processes_wanting_the_same_fit_fit_it_once(tmp_path):
+    """Started together, one fits; the other waits on the entry's lock and loads what it stored."""
+    import subprocess
+    import sys
+
+    calls = tmp_path / "calls.txt"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(fitted.Path(__file__).parents[2]),
+                                                                     os.environ.get("PYTHONPATH")])))
+    procs = [subprocess.Popen([sys.executable, "-c", _RACER, str(tmp_path / "cache"), str(calls)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e[-2000:] for _, e in outs]
+    assert calls.read_text().splitlines() == ["fit"]
+    models = {o.splitlines()[0] for o, _ in outs}
+    assert len(models) == 1
+    said = " ".join(o.splitlines()[1] for o, _ in outs)
+    assert "waiting for another process fitting the same fake forecaster" in said
+    assert "by another process" in said

@@ -24,7 +24,9 @@ Where: `cache_dir` argument, else $WORKBENCH_CACHE_DIR, else the user's cache fo
 temporary file in the same folder and is moved into place with `os.replace`, so a crash never
 leaves a half-written entry under the final name; an entry that cannot be read back (truncated,
 from another version, not a forecaster) is refitted with a `FitCacheWarning` and overwritten.
-At most `max_entries` entries are kept; the least recently used go first.
+At most `max_entries` entries are kept; the least recently used go first. Two processes that
+want the same entry at once (a notebook and the app, two test processes) fit it once: the
+second waits on the entry's lock file and loads what the first stored.
 
 Security: an entry is a pickle (joblib), and loading a pickle runs code chosen by whoever wrote
 the file. The cache folder must be the user's own (the default is); never point
@@ -32,6 +34,7 @@ $WORKBENCH_CACHE_DIR at a folder that others can write to.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -208,6 +211,39 @@ class FitCache:
         self._trim()
         return path
 
+    @contextlib.contextmanager
+    def fitting(self, key: str, on_wait: Callable[[], None] | None = None):
+        """Held while this process fits the entry `key`: another process that wants the same
+        entry waits here (`on_wait()` is called once when it has to) and then reads what the
+        first stored, instead of fitting the same rows beside it. A lock file per key
+        (`.<key>.lock`, fcntl.flock: let go when its holder exits, however it ends), removed by
+        its holder when done (a process that opened it before still waits on it and then finds
+        the entry; one that comes later makes a new one and finds the entry too); without a
+        writable folder there is no lock and each process fits on its own."""
+        import fcntl
+
+        path = self.dir / f".{key}.lock"
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fh = open(path, "a+")
+        except OSError:
+            yield
+            return
+        try:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                if on_wait is not None:
+                    on_wait()
+                fcntl.flock(fh, fcntl.LOCK_EX)
+            yield
+        finally:
+            try:
+                path.unlink()
+            except OSError:
+                pass
+            fh.close()
+
     def entries(self) -> list[Path]:
         """Stored entries, least recently used first."""
         if not self.dir.exists():
@@ -297,18 +333,32 @@ def fit_or_load(problems: Sequence[Problem], candidates: Sequence[Candidate],
             say(f"loaded cached {kind} forecaster fitted on {n_rows} rows{gpu} "
                 f"in {time.perf_counter() - t0:.1f} s ({store.path_of(key)})")
             return model
-    say(f"fitting {kind} forecaster on {n_rows} rows{gpu}...")
-    t0 = time.perf_counter()
-    model = fit(problems, candidates, measurements)
-    seconds = time.perf_counter() - t0
-    say(f"fitting {kind} forecaster on {n_rows} rows{gpu}... done in {seconds:.1f} s")
-    if store is not None:
+    if store is None:
+        return _fit_timed(fit, problems, candidates, measurements, say, f"{kind} forecaster on {n_rows} rows{gpu}")
+    # One process fits an entry; another that wants it meanwhile waits and loads it.
+    with store.fitting(key, on_wait=lambda: say(f"waiting for another process fitting the same {kind} "
+                                                 f"forecaster on {n_rows} rows{gpu}...")):
+        model, _ = store.read(key)
+        if model is not None:
+            say(f"loaded cached {kind} forecaster fitted on {n_rows} rows{gpu} by another process "
+                f"({store.path_of(key)})")
+            return model
+        t0 = time.perf_counter()
+        model = _fit_timed(fit, problems, candidates, measurements, say, f"{kind} forecaster on {n_rows} rows{gpu}")
         try:
             store.put(key, model, {"rows": n_rows, "hardware_key": hardware_key, "settings": settings,
-                                   "fit_s": round(seconds, 3), "kind": kind})
+                                   "fit_s": round(time.perf_counter() - t0, 3), "kind": kind})
         except OSError as e:  # a read-only or full disk costs the next start a refit, not this run
             say(f"warning: could not write the fitted-forecaster cache in {store.dir} ({e}); "
                 f"set {ENV_CACHE_DIR} to a writable folder")
+    return model
+
+
+def _fit_timed(fit: Fitter, problems, candidates, measurements, say: Progress, what: str) -> Any:
+    say(f"fitting {what}...")
+    t0 = time.perf_counter()
+    model = fit(problems, candidates, measurements)
+    say(f"fitting {what}... done in {time.perf_counter() - t0:.1f} s")
     return model
 
 
