@@ -10,7 +10,8 @@ import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
+
+import pytest
 
 from workbench.execution import gate, timer
 from workbench.execution.verdict import BUSY_RATIO
@@ -118,28 +119,40 @@ def test_no_busy_probe_on_the_cpu_runs_once():
     assert log == [("run", (False,))]
 
 
-def test_freezer_of_another_worker_stops_its_processes_not_its_supervisor():
-    """The real Freezer on a process tree like a worker's: the supervisor (root) keeps
-    running, its descendants stop and go on again."""
+@pytest.fixture
+def worker_tree():
+    """(supervisor pid, its child's pid): a process tree like a chunk worker's."""
+    from workbench.execution.contain import _children
+
     sup = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
                             "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"])
     try:
-        from workbench.execution.contain import _children
-
         end = time.monotonic() + 10
         while not _children(sup.pid) and time.monotonic() < end:
             time.sleep(0.05)
         (kid,) = _children(sup.pid)
-        f = gate.Freezer(sup.pid)
-        f.freeze()
-        assert gate._state(kid) in ("T", "t") and gate._state(sup.pid) not in ("T", "t")
-        f.thaw()
-        time.sleep(0.1)
-        assert gate._state(kid) not in ("T", "t")
+        yield sup.pid, kid
+        os.kill(kid, signal.SIGCONT)
         os.kill(kid, signal.SIGKILL)
     finally:
         sup.kill()
         sup.wait()
+
+
+def _stopped(pid: int) -> bool:
+    return gate._state(pid) in ("T", "t")
+
+
+def test_freezer_of_another_worker_stops_its_processes_not_its_supervisor(worker_tree):
+    """The real Freezer on a process tree like a worker's: the supervisor (root) keeps
+    running, its descendants stop and go on again."""
+    sup, kid = worker_tree
+    f = gate.Freezer(sup)
+    f.freeze()
+    assert _stopped(kid) and not _stopped(sup)
+    f.thaw()
+    time.sleep(0.1)
+    assert not _stopped(kid)
 
 
 def test_registry_file_follows_the_executors_workers(tmp_path):
@@ -187,31 +200,18 @@ def test_session_keeps_the_others_stopped_each_round():
     assert calls[0] >= rounds
 
 
-def test_live_others_stop_a_worker_started_after_the_request(tmp_path):
+def test_live_others_stop_a_worker_started_after_the_request(tmp_path, worker_tree):
     """Real processes: a worker tree that appears in the registry after Others was made (the
     request's list did not name it) has its processes stopped by the next freeze."""
-    from workbench.execution.contain import _children
-
+    sup, kid = worker_tree
     reg = timer.WorkerRegistry(str(tmp_path / "workers"))
     others = timer.Others(gate.Freezer, [], reg.path)
     assert not others
-    sup = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time; "
-                            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); time.sleep(60)"])
-    try:
-        end = time.monotonic() + 10
-        while not _children(sup.pid) and time.monotonic() < end:
-            time.sleep(0.05)
-        (kid,) = _children(sup.pid)
-        others.freeze()
-        assert gate._state(kid) not in ("T", "t")      # not registered yet
-        reg.add(sup.pid)
-        others.keep()
-        assert gate._state(kid) in ("T", "t")
-        others.thaw()
-        time.sleep(0.1)
-        assert gate._state(kid) not in ("T", "t")
-        os.kill(kid, signal.SIGKILL)
-    finally:
-        sup.kill()
-        sup.wait()
-    assert Path(reg.path).exists()
+    others.freeze()
+    assert not _stopped(kid)                         # not registered yet
+    reg.add(sup)
+    others.keep()
+    assert _stopped(kid)
+    others.thaw()
+    time.sleep(0.1)
+    assert not _stopped(kid)
