@@ -42,6 +42,7 @@ for the default corpus, to benchmarks/results/. --cpu never writes a results fil
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import statistics
@@ -69,6 +70,12 @@ ROWS = "kb-rows.jsonl"
 CALL = "kb-call.json"
 #: Earlier calls' captures at this commit, gathered by the parent for its shards.
 RESUMED_CAPTURES = "kb-captures-resumed.jsonl"
+
+
+@functools.lru_cache(maxsize=1)
+def this_commit() -> str:
+    """The commit this process measures at (read once: rows of one call name one commit)."""
+    return commit()
 
 
 def log(msg: str) -> None:
@@ -131,7 +138,7 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
     from workbench.store import Store
 
     row: dict[str, Any] = {"problem_id": problem.id, "level": problem.level, "gpu": executor.hardware.key,
-                           "budget": args.budget, "commit": commit()}
+                           "budget": args.budget, "commit": this_commit()}
     t0 = time.time()
     source = (inductor or {}).get("source") if (inductor or {}).get("ok") else None
     gen = OneAtATime(MutationGenerator(ZooGenerator(inductor={problem.id: source} if source else None)))
@@ -404,7 +411,7 @@ def run_parent(args) -> int:
         problems = problems[:: args.every]
     if args.limit:
         problems = problems[: args.limit]
-    here = commit()
+    here = this_commit()
     (out / CALL).write_text(json.dumps({"commit": here, "date": now_iso()}) + "\n")
     previous, foreign = resumable(args.resume or [], here)
     if foreign:

@@ -418,9 +418,6 @@ class WorkerRegistry:
         with self._lock:
             return iter(sorted(self._pids))
 
-    def __len__(self) -> int:
-        return len(self._pids)
-
 
 class Timer:
     """One timer process for `device` (restarted on its next use when it died); `session` is
