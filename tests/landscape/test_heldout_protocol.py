@@ -26,6 +26,14 @@ def test_committed_protocol_spans_levels_and_kinds():
     assert p.tie_rel == 0.02 and len(p.sha256) == 16
 
 
+
+def test_results_name_the_committed_protocol_by_its_place_in_the_checkout(tmp_path):
+    committed = load_protocol()
+    assert committed.describe()["file"] == "workbench/data/heldout_landscapes.toml"
+    outside = _protocol_file(tmp_path, sorted(committed.training), sorted(committed.heldout))
+    assert load_protocol(outside).describe()["file"] == str(outside)     # a file elsewhere: as given
+
+
 def _protocol_file(tmp_path, training, heldout, name="p.toml"):
     path = tmp_path / name
     path.write_text("training = %s\nheldout = %s\n" % (json.dumps(training), json.dumps(heldout)))

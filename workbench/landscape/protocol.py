@@ -68,8 +68,18 @@ class Protocol:
                          [m for m in rs.measurements if m.problem_id not in held])
 
     def describe(self) -> dict[str, Any]:
-        return {"file": self.path, "sha256": self.sha256, "training": list(self.training),
+        """What a result records of the protocol: its file (relative to the checkout when it is
+        the checkout's, so results name no machine's folders), hash, problems and tie rule."""
+        return {"file": _shown(self.path), "sha256": self.sha256, "training": list(self.training),
                 "heldout": list(self.heldout), "tie_rel": self.tie_rel}
+
+
+def _shown(path: str) -> str:
+    root = Path(__file__).resolve().parents[2]
+    try:
+        return Path(path).resolve().relative_to(root).as_posix()
+    except ValueError:
+        return path
 
 
 def load_protocol(path: str | Path | None = None) -> Protocol:
