@@ -124,6 +124,15 @@ def test_hardware_table_leaves_out_unknown_fields():
 # ============================================================================ real model
 @pytest.fixture(scope="module")
 def real_client(llm_server) -> ChatClient:
+    # The session's server may have been started by an earlier file: it must still answer.
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"{llm_server.base_url}/models", timeout=10):
+            pass
+    except OSError as e:
+        tail = llm_server.log_path.read_text(errors="replace")[-2000:]
+        pytest.fail(f"the session's llama.cpp server no longer answers ({e}); its log ends:\n{tail}")
     # A slow, shared CI machine must not turn into retries: one generous attempt.
     return ChatClient(llm_server.base_url, llm_server.model, timeout_s=600, max_retries=0,
                       max_concurrency=2)
@@ -138,7 +147,7 @@ def test_real_model_end_to_end_with_tools(real_client, items):
     assert len(out) == 2
     for f, (problem, cand) in zip(out, items[:2]):
         _check(f, fc.name, problem.id, cand)
-        assert f.prompt_tokens > 100 and f.completion_tokens > 0 and f.seconds > 0
+        assert f.prompt_tokens > 100 and f.completion_tokens > 0 and f.seconds > 0, f.reasoning
     after = real_client.usage
     assert after.requests >= before.requests + 2
     assert after.prompt_tokens - before.prompt_tokens == sum(f.prompt_tokens for f in out)
@@ -159,7 +168,7 @@ def test_real_model_text_mode_and_parent(real_client, items):
     _check(f, fc.name, problem.id, cand)
     assert f.relative_to == "parent"
     assert f.parse_status in (ParseStatus.FALLBACK, ParseStatus.ABSTAINED)
-    assert f.prompt_tokens > 100 and f.completion_tokens > 0
+    assert f.prompt_tokens > 100 and f.completion_tokens > 0, f.reasoning
     assert fc.calls == 1
 
 
