@@ -131,8 +131,11 @@ def stage_probes(args) -> dict:
             outcomes[name] = "caught" if r["status"] != "ok" and r["status"] in exp else "failed"
         else:
             outcomes[name] = outcome(name, r, run["twins"].get(name), tol)
+        twin = run["twins"].get(name) or {}
         rows[name] = {"status": r["status"], "reason": r["reason"][:300], "speedup": r["speedup"],
-                      "twin": (run["twins"].get(name) or {}).get("speedup"), "outcome": outcomes[name]}
+                      "twin": twin.get("speedup"), "outcome": outcomes[name],
+                      "ms": {"reference": r.get("reference_ms"), "candidate": r.get("candidate_ms"),
+                             "twin_reference": twin.get("reference_ms"), "twin_candidate": twin.get("candidate_ms")}}
     good = sum(o in ("caught", "contained") for o in outcomes.values()) if side_ok else 0
     leaks = {n: leaked(r) for n, r in {**run["results"], **{f"twin:{k}": v for k, v in run["twins"].items()}}.items()
              if leaked(r)}
@@ -143,7 +146,8 @@ def stage_probes(args) -> dict:
                         "secrets_leaked": len(leaks), "twins_total": len(run["twins"]),
                         "twins_ok": sum(1 for t in run["twins"].values() if t["status"] == "ok")},
             "details": {"side_effects": run["side"], "leaks": leaks, "probes": rows,
-                        "twins": {n: {"status": t["status"], "speedup": t["speedup"], "reason": t["reason"][:200]}
+                        "twins": {n: {"status": t["status"], "speedup": t["speedup"], "reason": t["reason"][:200],
+                                      "reference_ms": t.get("reference_ms"), "candidate_ms": t.get("candidate_ms")}
                                   for n, t in run["twins"].items()},
                         "tolerance": tol, "containment": run["containment"]}}
 
