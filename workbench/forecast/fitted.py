@@ -322,44 +322,44 @@ def fit_or_load(problems: Sequence[Problem], candidates: Sequence[Candidate],
     measurements = sorted(measurements, key=_row_order)
     digest, n_rows = training_digest(problems, candidates, measurements)
     store = FitCache(cache_dir) if use_cache else None
-    key = cache_key(digest, hardware_key, settings, kind) if store else ""
-    if store is not None:
-        t0 = time.perf_counter()
-        model, problem = store.read(key)
-        if problem:
-            say(f"warning: {problem}")
-            warnings.warn(problem, FitCacheWarning, stacklevel=2)
-        if model is not None:
-            say(f"loaded cached {kind} forecaster fitted on {n_rows} rows{gpu} "
-                f"in {time.perf_counter() - t0:.1f} s ({store.path_of(key)})")
-            return model
+    what = f"{kind} forecaster on {n_rows} rows{gpu}"
     if store is None:
-        return _fit_timed(fit, problems, candidates, measurements, say, f"{kind} forecaster on {n_rows} rows{gpu}")
+        return _fit_timed(fit, problems, candidates, measurements, say, what)[0]
+    key = cache_key(digest, hardware_key, settings, kind)
+    t0 = time.perf_counter()
+    model, problem = store.read(key)
+    if problem:
+        say(f"warning: {problem}")
+        warnings.warn(problem, FitCacheWarning, stacklevel=2)
+    if model is not None:
+        say(f"loaded cached {kind} forecaster fitted on {n_rows} rows{gpu} "
+            f"in {time.perf_counter() - t0:.1f} s ({store.path_of(key)})")
+        return model
     # One process fits an entry; another that wants it meanwhile waits and loads it.
-    with store.fitting(key, on_wait=lambda: say(f"waiting for another process fitting the same {kind} "
-                                                 f"forecaster on {n_rows} rows{gpu}...")):
+    with store.fitting(key, on_wait=lambda: say(f"waiting for another process fitting the same {what}...")):
         model, _ = store.read(key)
         if model is not None:
             say(f"loaded cached {kind} forecaster fitted on {n_rows} rows{gpu} by another process "
                 f"({store.path_of(key)})")
             return model
-        t0 = time.perf_counter()
-        model = _fit_timed(fit, problems, candidates, measurements, say, f"{kind} forecaster on {n_rows} rows{gpu}")
+        model, seconds = _fit_timed(fit, problems, candidates, measurements, say, what)
         try:
             store.put(key, model, {"rows": n_rows, "hardware_key": hardware_key, "settings": settings,
-                                   "fit_s": round(time.perf_counter() - t0, 3), "kind": kind})
+                                   "fit_s": round(seconds, 3), "kind": kind})
         except OSError as e:  # a read-only or full disk costs the next start a refit, not this run
             say(f"warning: could not write the fitted-forecaster cache in {store.dir} ({e}); "
                 f"set {ENV_CACHE_DIR} to a writable folder")
     return model
 
 
-def _fit_timed(fit: Fitter, problems, candidates, measurements, say: Progress, what: str) -> Any:
+def _fit_timed(fit: Fitter, problems, candidates, measurements, say: Progress, what: str) -> tuple[Any, float]:
+    """`fit(...)` with "fitting <what>..." said before and after; (the model, its seconds)."""
     say(f"fitting {what}...")
     t0 = time.perf_counter()
     model = fit(problems, candidates, measurements)
-    say(f"fitting {what}... done in {time.perf_counter() - t0:.1f} s")
-    return model
+    seconds = time.perf_counter() - t0
+    say(f"fitting {what}... done in {seconds:.1f} s")
+    return model, seconds
 
 
 class CachedLearned(BatchForecaster):
