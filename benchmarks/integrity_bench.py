@@ -131,11 +131,9 @@ def stage_probes(args) -> dict:
             outcomes[name] = "caught" if r["status"] != "ok" and r["status"] in exp else "failed"
         else:
             outcomes[name] = outcome(name, r, run["twins"].get(name), tol)
-        twin = run["twins"].get(name) or {}
         rows[name] = {"status": r["status"], "reason": r["reason"][:300], "speedup": r["speedup"],
-                      "twin": twin.get("speedup"), "outcome": outcomes[name],
-                      "ms": {"reference": r.get("reference_ms"), "candidate": r.get("candidate_ms"),
-                             "twin_reference": twin.get("reference_ms"), "twin_candidate": twin.get("candidate_ms")}}
+                      "twin": (run["twins"].get(name) or {}).get("speedup"), "outcome": outcomes[name],
+                      "ms": {"reference": r.get("reference_ms"), "candidate": r.get("candidate_ms")}}
     good = sum(o in ("caught", "contained") for o in outcomes.values()) if side_ok else 0
     leaks = {n: leaked(r) for n, r in {**run["results"], **{f"twin:{k}": v for k, v in run["twins"].items()}}.items()
              if leaked(r)}

@@ -252,10 +252,14 @@ def reference_slowdown(worker_ms: list[float], clean: dict | None, device: str) 
             f"the clean process ({ratio:.2f}x)")
 
 
+#: What a slowdown that stands is blamed on (reference_finding, the verdict's reasons).
+BLAME = "the candidate slowed the reference down"
+
+
 def reference_finding(worker_ms: list[float], clean: dict | None, device: str) -> str | None:
-    """reference_slowdown's sentence with its verdict: the candidate slowed the reference down."""
+    """reference_slowdown's sentence with its verdict (BLAME)."""
     why = reference_slowdown(worker_ms, clean, device)
-    return f"{why}: the candidate slowed the reference down" if why else None
+    return f"{why}: {BLAME}" if why else None
 
 
 # --------------------------------------------------------------------------- the clean process

@@ -175,7 +175,7 @@ def judge(result: dict, report: dict | None, device: str, floor_ms: float | None
                     faster = min((alone, report["retime"]), key=lambda a: summarise(a["reference"]).median_ms)
                     if _alone_net(faster, 1) is not None:
                         against = faster
-                why = slowed + twice if against is not None else f"{slowed}: the candidate slowed the reference down{twice}"
+                why = slowed + twice if against is not None else f"{slowed}: {reference.BLAME}{twice}"
         if why and against is not None:
             mhz = report.get("sm_mhz") or {}
             if isinstance(mhz.get("beside"), (int, float)) and isinstance(mhz.get("alone"), (int, float)):
