@@ -254,6 +254,10 @@ def test_short_calls_are_timed_in_batches_of_fresh_inputs(by_reference, monkeypa
     v = judge({"status": "ok"}, r, "cpu", None)
     assert v["status"] == "ok" and v["batch"] == k
     null, gate_cand = statistics.median(r["samples"]["null"]), statistics.median(r["samples"]["candidate"])
+    # Net of the null call, per call; on a loaded CPU a net median can come out not positive,
+    # and then the verdict says so and reports gate-to-gate times per call.
+    if "gate-to-gate" in v["reason"]:
+        null = 0.0
     assert v["candidate"]["median_ms"] == pytest.approx((gate_cand - null) / k, rel=1e-6)
 
 
