@@ -49,3 +49,21 @@ def test_parts_of_two_commits_are_refused(tmp_path):
     with pytest.raises(SystemExit, match="2 commits"):
         bench.merge([tmp_path / "c1", tmp_path / "c2"], tmp_path / "results")
     assert not (tmp_path / "results").exists() or not list((tmp_path / "results").iterdir())
+
+
+def test_the_committed_h200_result_is_the_merge_of_its_committed_raw_outputs(tmp_path):
+    """The shipped integrity-h200.json is what --merge makes of the raw outputs committed under
+    benchmarks/device/runs/ for its commit, and it meets the judge's targets."""
+    shipped = json.loads((ROOT / "benchmarks" / "results" / "integrity-h200.json").read_text())
+    runs = [p for p in (ROOT / "benchmarks" / "device" / "runs").glob("*/*")
+            if p.is_dir() and shipped["commit"].startswith(p.name)]
+    assert len(runs) == 1, f"raw outputs of {shipped['commit'][:10]} not found once under benchmarks/device/runs/"
+    remade = json.loads(_bench().merge([runs[0]], tmp_path).read_text())
+    assert remade["commit"] == shipped["commit"] and remade["metrics"] == shipped["metrics"]
+    m = shipped["metrics"]
+    assert m["probes_total"] >= 75 and m["probes_caught_or_contained"] == m["probes_total"]
+    assert m["forged_accepted"] == 0 and m["secrets_leaked"] == 0
+    from workbench.zoo import zoo_kernels
+    bench = _bench()
+    assert m["honest_total"] == len(zoo_kernels()) + bench.LANDSCAPE_POINTS and m["honest_flagged"] == 0
+    assert m["throughput_ratio"] >= 0.8
