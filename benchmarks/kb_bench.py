@@ -62,6 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import commit, write_results  # noqa: E402
 
 from workbench.records import Problem, now_iso  # noqa: E402
+from workbench.seeds.inductor import EXIT_CONTEXT_LOST  # noqa: E402
 
 CORPUS = ROOT / "tests" / "problems" / "kb_corpus"
 RESULTS = ROOT / "benchmarks" / "results"
@@ -249,7 +250,8 @@ def run_shard(args) -> int:
 
 
 class _Capture:
-    """The Inductor seed and baseline subprocess of one GPU, restarted past a problem it died on."""
+    """The Inductor seed and baseline subprocess of one GPU, restarted past a problem it died on
+    and after a problem that left its CUDA context unusable (`EXIT_CONTEXT_LOST`)."""
 
     def __init__(self, args, problems: list[Problem], out: Path, lock_path: str | None):
         self.args, self.problems, self.out, self.lock_path = args, problems, out, lock_path
@@ -270,12 +272,11 @@ class _Capture:
             left = [p.id for p in self.problems if p.id not in have and p.id not in self.skip]
             if not left:
                 break
-            cmd = [sys.executable, "-m", "workbench.seeds.inductor", str(todo_file), str(self.out), "--baselines",
-                   "--skip", ",".join(list(have) + self.skip)]
-            if self.lock_path:
-                cmd += ["--gpu-lock", self.lock_path]
-            self.proc = subprocess.Popen(cmd, env=env, cwd=str(ROOT))
+            self.proc = subprocess.Popen(self.command(todo_file, list(have) + self.skip), env=env, cwd=str(ROOT))
             rc = self.proc.wait()
+            if rc == EXIT_CONTEXT_LOST and not self.done:
+                log(f"gpu{self.args.gpu}: the Inductor process lost its CUDA context; starting a fresh one")
+                continue   # its last problem has its row: the next process starts after it
             if rc != 0 and not self.done:  # it died on the first problem it had not finished
                 have = read_rows(self.out)
                 dead = next((pid for pid in left if pid not in have), None)
@@ -284,6 +285,12 @@ class _Capture:
                 log(f"gpu{self.args.gpu}: the Inductor process died on {dead} (exit {rc}); going on without it")
                 append_row(self.out, {"problem_id": dead, "ok": False, "error": f"capture process died (exit {rc})"})
         self.done = True
+
+    def command(self, todo_file: Path, skip: list[str]) -> list[str]:
+        """The capture process's command line for the problems in `todo_file` less `skip`."""
+        cmd = [sys.executable, "-m", "workbench.seeds.inductor", str(todo_file), str(self.out), "--baselines",
+               "--skip", ",".join(skip)]
+        return cmd + (["--gpu-lock", self.lock_path] if self.lock_path else [])
 
     def alive(self) -> bool:
         return not self.done
@@ -399,14 +406,21 @@ def carry_captures(paths: list[Path], here: str, dest: Path) -> int:
 
 def run_parent(args) -> int:
     from workbench.problems import load_dir
+    from workbench.problems.loader import ProblemFileError
 
     t_start = time.time()
+    try:
+        problems, errors = load_dir(args.folder)
+    except ProblemFileError as e:
+        raise SystemExit(f"kb_bench: {e}") from None
     out = Path(args.out or tempfile.mkdtemp(prefix="kb-bench-"))
     out.mkdir(parents=True, exist_ok=True)
     rows_path = out / ROWS
-    problems, errors = load_dir(args.folder)
     for e in errors:
         log(f"not loaded: {e}")
+    if not problems:
+        raise SystemExit(f"no problem of {args.folder} loaded ({len(errors)} files failed, above)"
+                         if errors else f"no problem files under {args.folder} (levelN/*.py)")
     if args.every > 1:
         problems = problems[:: args.every]
     if args.limit:

@@ -124,3 +124,85 @@ def test_resume_carries_rows_and_captures_of_this_commit_only(tmp_path):
     assert kb_bench.carry_captures(paths, here, dest) == 2
     got = kb_bench.read_rows(dest)
     assert set(got) == {"L1/same", "L1/failed"} and got["L1/same"]["source"] == "s"   # a died capture is redone
+
+
+FAKE_CAPTURE = '''import json, sys
+todo, out, skip = sys.argv[1], sys.argv[2], set(filter(None, sys.argv[3].split(",")))
+for line in open(todo):
+    pid = json.loads(line)["id"]
+    if pid in skip:
+        continue
+    if pid == "L1/3_dies":
+        sys.exit(9)                      # dies before writing its row
+    with open(out, "a") as f:
+        f.write(json.dumps({"problem_id": pid, "ok": pid != "L1/2_poisons"}) + "\\n")
+    if pid == "L1/2_poisons":
+        sys.exit(%d)                     # its row is written; the context is gone
+'''
+
+
+def test_the_capture_restarts_after_a_lost_cuda_context_and_past_a_death(tmp_path):
+    """A capture process that exits with EXIT_CONTEXT_LOST after a problem's row is started
+    again for the problems after it (none of them marked as died); one that dies without a row
+    gets that problem marked and the rest go on."""
+    from types import SimpleNamespace
+
+    from workbench.records import Problem
+
+    script = tmp_path / "fake_capture.py"
+    script.write_text(FAKE_CAPTURE % kb_bench.EXIT_CONTEXT_LOST)
+
+    class Fake(kb_bench._Capture):
+        def command(self, todo_file, skip):
+            return [sys.executable, str(script), str(todo_file), str(self.out), ",".join(skip)]
+
+    ids = ["L1/1_fine", "L1/2_poisons", "L1/3_dies", "L1/4_after"]
+    problems = [Problem(id=i, level=1, name=i, source=RELU) for i in ids]
+    out = tmp_path / "captures.jsonl"
+    cap = Fake(SimpleNamespace(gpu=0, compile_threads=1), problems, out, None)
+    cap.thread.join(timeout=120)
+    assert not cap.alive()
+    rows = kb_bench.read_rows(out)
+    assert sorted(rows) == sorted(ids)
+    assert rows["L1/2_poisons"]["ok"] is False and "error" not in rows["L1/2_poisons"]
+    assert rows["L1/3_dies"]["error"] == "capture process died (exit 9)"
+    assert rows["L1/4_after"]["ok"] is True and rows["L1/1_fine"]["ok"] is True
+
+
+def test_the_device_script_runs_the_corpus_from_a_frozen_commit_and_resumes(tmp_path):
+    """benchmarks/device/kb_corpus_calls.sh: `freeze` writes the committed tree and its commit;
+    `call` runs kb_bench there (here the CPU smoke through KB_ARGS), its rows name the frozen
+    commit, and a second call resuming from the first carries the row instead of searching again."""
+    script = ROOT / "benchmarks" / "device" / "kb_corpus_calls.sh"
+    sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True).stdout.strip()
+    frozen = tmp_path / f"kb-{sha[:7]}"
+    got = subprocess.run(["bash", str(script), "freeze", sha, str(frozen)], cwd=ROOT, capture_output=True, text=True)
+    assert got.returncode == 0, got.stderr
+    assert (frozen / "tree" / ".commit").read_text().strip() == sha
+    assert (frozen / "tree" / "benchmarks" / "kb_bench.py").is_file()
+    env = {k: v for k, v in os.environ.items() if k not in ("WORKBENCH_COMMIT", "PYTHONPATH")}
+    env.update(TRITON_INTERPRET="1", PYTHON=sys.executable, KB_ARGS="--cpu --limit 1 --budget 2 --no-inductor --workers 1")
+    c1, c2 = tmp_path / "c1", tmp_path / "c2"
+    c1.mkdir(), c2.mkdir()
+    got = subprocess.run(["bash", str(script), "call", str(frozen), str(c1)], capture_output=True, text=True,
+                         env=env, timeout=900)
+    assert "kb_bench exit 0" in got.stdout, got.stdout + (c1 / "kb.log").read_text()[-3000:]
+    rows = [json.loads(ln) for ln in (c1 / "kb-rows.jsonl").read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["commit"] == sha and rows[0]["measurements"] == 2
+    got = subprocess.run(["bash", str(script), "call", str(frozen), str(c2), str(c1)], capture_output=True,
+                         text=True, env=env, timeout=900)
+    assert "kb_bench exit 0" in got.stdout, (c2 / "kb.log").read_text()[-3000:]
+    assert "1 done before, 0 to do" in (c2 / "kb.log").read_text()
+
+
+def test_a_folder_where_nothing_loads_is_an_error(tmp_path):
+    d = tmp_path / "kb" / "level1"
+    d.mkdir(parents=True)
+    (d / "1_broken.py").write_text("import not_a_module_anywhere\n")
+    got = _bench(str(tmp_path / "kb"), "--cpu", "--out", str(tmp_path / "out"))
+    assert got.returncode != 0 and "no problem of" in got.stderr and "1 files failed" in got.stderr
+    got = _bench(str(tmp_path / "empty"), "--cpu", "--out", str(tmp_path / "out2"))
+    assert got.returncode != 0 and "not a directory" in got.stderr and "Traceback" not in got.stderr
+    (tmp_path / "empty" / "level1").mkdir(parents=True)
+    got = _bench(str(tmp_path / "empty"), "--cpu", "--out", str(tmp_path / "out2"))
+    assert got.returncode != 0 and "no problem files under" in got.stderr and "Traceback" not in got.stderr

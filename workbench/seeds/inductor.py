@@ -21,6 +21,11 @@ reads one `Problem.to_dict()` per line and writes one result per line as it goes
 problem_id, ok, error, source, max_rel_err (full size), max_rel_err_small (CPU sizes), compile_s
 and, with --baselines, `baseline`: eager_ms / compiled_ms / compile_speedup of torch.compile in
 default mode with static shapes, no CUDA graphs, timed in this process).
+
+A CUDA error such as an illegal instruction or address is sticky: every later CUDA call of the
+process fails with it. After a problem that leaves one (`context_lost`), the row of that problem
+is written and the process exits with `EXIT_CONTEXT_LOST`, so that the caller starts a fresh
+process for the problems after it instead of recording the same error for each of them.
 """
 from __future__ import annotations
 
@@ -40,6 +45,29 @@ __all__ = ["RewriteError", "capture", "rewrite", "seed_for", "seed_on_gpu", "val
 
 #: Largest difference from the reference (relative to the output's scale) a validated seed may show.
 VALIDATE_TOL = 1e-3
+
+#: `main`'s exit status after a problem that left the process's CUDA context unusable (its row is
+#: written; the problems after it were not attempted).
+EXIT_CONTEXT_LOST = 75
+
+_STICKY = re.compile(r"CUDA error|AcceleratorError|illegal (memory access|instruction|address)|"
+                     r"unspecified launch failure|device-side assert", re.I)
+
+
+def context_lost(row: dict[str, Any]) -> bool:
+    """True when the process's CUDA context can no longer be used after `row`: its error (or its
+    baseline's) names a sticky CUDA error, or a synchronize on the current device now fails."""
+    texts = [str(row.get("error") or ""), str((row.get("baseline") or {}).get("error") or "")]
+    if any(_STICKY.search(t) for t in texts):
+        return True
+    try:
+        import torch
+
+        if torch.cuda.is_initialized():
+            torch.cuda.synchronize()
+    except Exception:  # noqa: BLE001 - any failure here means the context is gone
+        return True
+    return False
 
 
 # =========================================================================== capture
@@ -439,6 +467,10 @@ def main(argv: list[str] | None = None) -> int:
             f.write(json.dumps(row) + "\n")
             f.flush()
             print(f"inductor: {p.id} {'ok' if row['ok'] else row['error'][:200]}", file=sys.stderr, flush=True)
+            if context_lost(row):
+                print(f"inductor: the CUDA context is lost after {p.id}; exiting for a fresh process",
+                      file=sys.stderr, flush=True)
+                return EXIT_CONTEXT_LOST
     return 0
 
 
