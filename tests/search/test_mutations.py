@@ -149,8 +149,47 @@ def _run_correct_on_cpu(problem_id: str, child: Candidate) -> None:
     ("L1/02_relu", "flat_b1024_w4", "block", 0),
     ("L1/01_softmax", "one_pass_row", "swap_order", 1),
     ("L1/14_matmul_square_fp32", "tile64x64_k32_w4_s2", "unroll", 0),
+    ("L1/14_matmul_square_fp32", "split_k4_two_stage", "dot_precision", 0),
 ])
 def test_children_run_correctly_on_cpu(problem_id, stem, op, seed):
     child = mutate(_by_origin(problem_id, stem), op, random.Random(seed))
     assert not isinstance(child, MutationRefused), child
     _run_correct_on_cpu(problem_id, child)
+
+
+TWO_KERNELS = '''import triton
+import triton.language as tl
+
+
+@triton.jit
+def rnn(h, w0, w1, a0, a1):
+    a0 = tl.dot(h, w0, a0, input_precision="ieee")
+    a1 = tl.dot(h, w1, a1, input_precision="ieee")
+
+
+@triton.jit
+def half(a, b):
+    return tl.dot(a, b)
+
+
+def host(a, b):
+    return tl.dot(a, b, input_precision="ieee")   # not in a kernel: left alone
+
+
+class ModelNew:
+    pass
+'''
+
+
+def test_dot_precision_switches_every_fp32_dot_of_one_kernel_and_back():
+    out = mutate_source(TWO_KERNELS, "dot_precision", random.Random(0))
+    assert not isinstance(out, MutationRefused), out
+    child, details = out
+    assert details == "rnn:ieee->tf32x3"
+    assert child.count('input_precision="tf32x3"') == 2 and child.count('input_precision="ieee"') == 1
+    assert "return tl.dot(a, b)\n" in child           # a dot without the keyword is not touched
+    back, details = mutate_source(child, "dot_precision", random.Random(0))
+    assert back == TWO_KERNELS and details == "rnn:tf32x3->ieee"
+    no_site = TWO_KERNELS.replace('input_precision="ieee"', 'input_precision="tf32"')
+    refused = mutate_source(no_site, "dot_precision", random.Random(0))
+    assert isinstance(refused, MutationRefused) and "input_precision" in refused.reason

@@ -318,6 +318,8 @@ EDIT_HELP = {
     "unroll": "change a loop's unroll factor",
     "acc_dtype": "switch an accumulator or cast between fp32 and fp16/bf16",
     "swap_order": "reorder two independent loads, or the operands of a commutative op",
+    "dot_precision": 'switch a kernel\'s fp32 tl.dot between input_precision="ieee" and "tf32x3" (tensor cores, '
+                     "near-fp32 error)",
 }
 _EDITS_LINE = re.compile(r"EDITS\s*:\s*(.+)", re.I)
 

@@ -17,6 +17,11 @@ site's exact span, so comments and layout survive. Operators:
                casts inside kernels.
 - `swap_order` reorder two adjacent independent `tl.load` statements, or swap the operands of a
                commutative `+`/`*` in a kernel.
+- `dot_precision` the fp32 `tl.dot` precision of one kernel, every `input_precision="ieee"` of it
+               to `"tf32x3"` or back: three TF32 tensor-core products with an error near fp32's
+               (under KernelBench's fp32 tolerance of 1e-4), where "ieee" runs on the CUDA cores.
+               One-pass "tf32" (errors near 1e-3) is not offered. A dot of 16-bit inputs ignores
+               the setting.
 
 Invariants: the functions are pure and deterministic given the `random.Random` passed in; a
 child always parses, compiles and defines a top-level `ModelNew`, and differs from its parent.
@@ -33,7 +38,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from workbench.records import Candidate, candidate_id
 
-OPS: tuple[str, ...] = ("block", "num_warps", "num_stages", "grid", "unroll", "acc_dtype", "swap_order")
+OPS: tuple[str, ...] = ("block", "num_warps", "num_stages", "grid", "unroll", "acc_dtype", "swap_order",
+                        "dot_precision")
 
 
 @dataclass(frozen=True)
@@ -403,9 +409,39 @@ def _swap_order_edits(src: _Src) -> list[tuple[str, list[tuple[int, int, str]]]]
     return options
 
 
+#: The fp32 dot precisions `dot_precision` moves between (each to the other).
+_DOT_PRECISIONS = {"ieee": "tf32x3", "tf32x3": "ieee"}
+
+
+def _dot_precision_sites(src: _Src) -> dict[str, list[ast.Constant]]:
+    """Per kernel (name), the string constants of its `tl.dot(..., input_precision=...)` calls
+    that `dot_precision` can switch."""
+    out: dict[str, list[ast.Constant]] = {}
+    for f in src.jit_funcs:
+        for call in (n for n in ast.walk(f) if isinstance(n, ast.Call) and _dotted(n.func) == "tl.dot"):
+            for k in call.keywords:
+                if (k.arg == "input_precision" and isinstance(k.value, ast.Constant)
+                        and k.value.value in _DOT_PRECISIONS):
+                    out.setdefault(f.name, []).append(k.value)
+    return out
+
+
+def _op_dot_precision(src: _Src, rng: random.Random):
+    sites = src.memo("dot_precision", lambda: _dot_precision_sites(src))
+    if not sites:
+        return MutationRefused("dot_precision", 'no tl.dot with input_precision="ieee" or "tf32x3" in a kernel')
+    kernel = sorted(sites)[rng.randrange(len(sites))]
+    consts = sites[kernel]
+    old = consts[0].value
+    new = _DOT_PRECISIONS[old]
+    edits = [(*src.span(c), repr(new).replace("'", '"')) for c in consts if c.value == old]
+    return src.apply(edits), f"{kernel}:{old}->{new}"
+
+
 _OPS: dict[str, Callable[[_Src, random.Random], tuple[str, str] | MutationRefused]] = {
     "block": _op_block, "num_warps": _op_num_warps, "num_stages": _op_num_stages, "grid": _op_grid,
     "unroll": _op_unroll, "acc_dtype": _op_acc_dtype, "swap_order": _op_swap_order,
+    "dot_precision": _op_dot_precision,
 }
 
 
