@@ -434,7 +434,7 @@ def _op_dot_precision(src: _Src, rng: random.Random):
     consts = sites[kernel]
     old = consts[0].value
     new = _DOT_PRECISIONS[old]
-    edits = [(*src.span(c), repr(new).replace("'", '"')) for c in consts if c.value == old]
+    edits = [(*src.span(c), f'"{new}"') for c in consts if c.value == old]
     return src.apply(edits), f"{kernel}:{old}->{new}"
 
 
