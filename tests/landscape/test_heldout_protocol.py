@@ -26,7 +26,6 @@ def test_committed_protocol_spans_levels_and_kinds():
     assert p.tie_rel == 0.02 and len(p.sha256) == 16
 
 
-
 def test_results_name_the_committed_protocol_by_its_place_in_the_checkout(tmp_path):
     committed = load_protocol()
     assert committed.describe()["file"] == "workbench/data/heldout_landscapes.toml"
