@@ -9,8 +9,9 @@ judged against a candidate the static reader cannot tell from it.
 
 A probe is caught when its status is not ok and is one its EXPECT: line names; it is contained
 when EXPECT names "contained", its status is ok, its twin is ok, and its speedup is at most
-`tol` times its twin's (the attack changed nothing the verdict uses). No probe may leak a
-secret of the process that runs the executor (SECRET, key-shaped, which the scrubber also
+`tol` times its twin's (the attack changed nothing the verdict uses); where the rows hold
+repeated measurements (driver.py --repeats), the medians of the repeats are compared. No probe
+may leak a secret of the process that runs the executor (SECRET, key-shaped, which the scrubber also
 removes; MARKER, which only containment keeps out) into a stored reason or log.
 """
 from __future__ import annotations
@@ -147,5 +148,15 @@ def outcome(name: str, row: dict, twin: dict | None, tol: float) -> str:
         return "caught" if row["status"] in allowed else "failed"
     if "contained" not in allowed or twin is None or twin["status"] != "ok":
         return "failed"
-    s, t = row.get("speedup"), twin.get("speedup")
+    s, t = typical_speedup(row), typical_speedup(twin)
     return "contained" if s is not None and t is not None and s <= tol * t else "failed"
+
+
+def typical_speedup(row: dict) -> float | None:
+    """A row's speedup: the median of its repeated measurements (`speedups`, driver.py's
+    --repeats) where it has them, else its one `speedup`."""
+    xs = sorted(x for x in row.get("speedups") or [] if x is not None)
+    if not xs:
+        return row.get("speedup")
+    mid = len(xs) // 2
+    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2

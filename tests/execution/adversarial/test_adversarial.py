@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from probes import FIXTURES, MARKER, SECRET, expect, leaked, outcome, twin_source  # noqa: E402
+from probes import FIXTURES, MARKER, SECRET, expect, leaked, outcome, twin_source, typical_speedup  # noqa: E402
 
 from workbench.execution import contain  # noqa: E402
 
@@ -29,6 +29,9 @@ LANDLOCK = contain.landlock_abi()
 #: from its twin's by noise alone (more than 10x on a loaded machine); the probes that forge
 #: times do so by a factor of 10,000.
 CPU_TOL = 25.0
+#: Runs of each probe that may end contained, and of its twin: compared by their medians (one
+#: run's speedup of an honest softmax here has been 25x off its twin's on a loaded machine).
+REPEATS = 3
 NEW = [p for p in FIXTURES if p.stem.startswith("b")]
 
 
@@ -38,8 +41,8 @@ def run(tmp_path_factory):
     env = {k: v for k, v in os.environ.items() if k not in ("WB_PROBE_MARKER", "WB_ADVERSARIAL_SECRET")}
     root = str(HERE.parents[2])
     env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    p = subprocess.run([sys.executable, str(HERE / "driver.py"), "--cpu", "--out", str(out)], env=env,
-                       capture_output=True, text=True, timeout=1800)
+    argv = [sys.executable, str(HERE / "driver.py"), "--cpu", "--repeats", str(REPEATS), "--out", str(out)]
+    p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=1800)
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(out.read_text())
 
@@ -88,7 +91,8 @@ def test_the_judges_clock_and_verdict_are_out_of_reach(run):
     res, twins = run["results"], run["twins"]
     for name in ("b01_rescale_worker_timers", "b02_patch_sampler_and_verdict", "b25_patch_torch_softmax_unguarded"):
         assert res[name]["status"] == "ok" and twins[name]["status"] == "ok", (name, res[name]["reason"])
-        assert res[name]["speedup"] <= CPU_TOL * twins[name]["speedup"]
+        assert len(res[name]["speedups"]) == len(twins[name]["speedups"]) == REPEATS
+        assert typical_speedup(res[name]) <= CPU_TOL * typical_speedup(twins[name])
         # The rows keep the two medians the speedup is taken from (which side moved, when one does).
         assert res[name]["speedup"] == pytest.approx(res[name]["reference_ms"] / res[name]["candidate_ms"])
 
@@ -120,7 +124,8 @@ def test_caches_and_the_reference_through_gc_fail(run):
     # (caught), or it finds nothing and computes the answer itself, no faster than its twin.
     b12 = res["b12_reference_outputs_via_gc"]
     assert b12["status"] in ("incorrect", "cheat_suspected") or (
-        b12["status"] == "ok" and b12["speedup"] <= CPU_TOL * run["twins"]["b12_reference_outputs_via_gc"]["speedup"]), b12
+        b12["status"] == "ok"
+        and typical_speedup(b12) <= CPU_TOL * typical_speedup(run["twins"]["b12_reference_outputs_via_gc"])), b12
 
 
 def test_inputs_written_by_the_candidate_are_caught(run):
@@ -178,3 +183,16 @@ def test_signals_to_the_parent_and_the_judge_are_refused(run):
         assert run["results"][name]["status"] == "runtime_error", (name, run["results"][name]["reason"])
     for name in ("b18_stop_reference_worker", "b29_kill_the_timer"):
         assert run["results"][name]["status"] == "ok", (name, run["results"][name]["reason"])
+
+
+def test_repeated_runs_are_compared_by_their_medians():
+    # One noisy run does not decide; a time forged in every run still fails.
+    twin = {"status": "ok", "speedup": 0.6, "speedups": [0.6, 1.1, 0.9]}
+    noisy = {"status": "ok", "speedup": 15.4, "speedups": [15.4, 1.0, 0.8]}
+    forged = {"status": "ok", "speedup": 9000.0, "speedups": [9000.0, 11000.0, None]}
+    assert typical_speedup(noisy) == 1.0 and typical_speedup(forged) == 10000.0
+    assert outcome("b01_rescale_worker_timers", noisy, twin, CPU_TOL) == "contained"
+    assert outcome("b01_rescale_worker_timers", forged, twin, CPU_TOL) == "failed"
+    # Without repeats the one speedup is used, as in the GPU benchmark's rows.
+    assert outcome("b01_rescale_worker_timers", {"status": "ok", "speedup": 15.4}, {"status": "ok", "speedup": 0.6},
+                   CPU_TOL) == "failed"
