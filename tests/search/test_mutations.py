@@ -193,3 +193,13 @@ def test_dot_precision_switches_every_fp32_dot_of_one_kernel_and_back():
     no_site = TWO_KERNELS.replace('input_precision="ieee"', 'input_precision="tf32"')
     refused = mutate_source(no_site, "dot_precision", random.Random(0))
     assert isinstance(refused, MutationRefused) and "input_precision" in refused.reason
+
+
+def test_applicable_ops_are_the_ops_that_give_a_child_with_a_new_id():
+    # applicable_ops skips the content-id comparison (an edit of code changes it): the same ops
+    # as the full check on every file here.
+    from workbench.search.mutations import applicable_ops
+
+    for parent in ZOO:
+        full = [op for op in OPS if not isinstance(mutate_source(parent.source, op, random.Random(0)), MutationRefused)]
+        assert applicable_ops(parent) == full, parent.origin

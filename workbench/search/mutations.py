@@ -183,9 +183,7 @@ def _resolve_int(src: _Src, value: ast.AST, where: ast.AST, depth: int = 0) -> l
         if value.id in names:
             return _resolve_param(src, func, value.id, depth)
     for scope in (func, src.tree):
-        found = [n.value for n in ast.walk(scope)
-                 if isinstance(n, ast.Assign) and len(n.targets) == 1
-                 and isinstance(n.targets[0], ast.Name) and n.targets[0].id == value.id]
+        found = _assignments(src, scope).get(value.id, [])
         if len(found) == 1 and _is_int(found[0]):
             return [found[0]]  # type: ignore[list-item]
         if found:
@@ -193,11 +191,34 @@ def _resolve_int(src: _Src, value: ast.AST, where: ast.AST, depth: int = 0) -> l
     return []
 
 
+def _assignments(src: _Src, scope: ast.AST) -> dict[str, list[ast.AST]]:
+    """The values of every `name = value` assignment (one target, a plain name) anywhere in
+    `scope`, by name, in ast.walk order; once per scope and parse."""
+    def build() -> dict[str, list[ast.AST]]:
+        out: dict[str, list[ast.AST]] = {}
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Assign) and len(n.targets) == 1 and isinstance(n.targets[0], ast.Name):
+                out.setdefault(n.targets[0].id, []).append(n.value)
+        return out
+    return src.memo(f"assignments:{id(scope)}", build)
+
+
+def _calls_by_name(src: _Src) -> dict[str, list[ast.Call]]:
+    """Every call in the source by its callee's dotted name, in ast.walk order; once per parse."""
+    def build() -> dict[str, list[ast.Call]]:
+        out: dict[str, list[ast.Call]] = {}
+        for n in ast.walk(src.tree):
+            if isinstance(n, ast.Call):
+                out.setdefault(_dotted(n.func), []).append(n)
+        return out
+    return src.memo("calls_by_name", build)
+
+
 def _resolve_param(src: _Src, func: ast.FunctionDef, param: str, depth: int) -> list[ast.Constant]:
     pos = [a.arg for a in func.args.args]
     out: list[ast.Constant] = []
     defaulted = 0
-    calls = [n for n in ast.walk(src.tree) if isinstance(n, ast.Call) and _dotted(n.func) == func.name]
+    calls = _calls_by_name(src).get(func.name, [])
     for call in calls:
         kw = next((k.value for k in call.keywords if k.arg == param), None)
         if kw is None and param in pos and pos.index(param) < len(call.args):
@@ -466,8 +487,11 @@ def validate_source(source: str) -> str | None:
     return None
 
 
-def mutate_source(source: str, op: str, rng: random.Random) -> tuple[str, str] | MutationRefused:
-    """Apply operator `op` to a source: (new source, details) or MutationRefused."""
+def mutate_source(source: str, op: str, rng: random.Random, *, by_id: bool = True) -> tuple[str, str] | MutationRefused:
+    """Apply operator `op` to a source: (new source, details) or MutationRefused.
+
+    An edit that leaves the source as it was is refused; `by_id` (the default) refuses one
+    that leaves its content id as it was too (only comments or blank lines changed)."""
     if op not in _OPS:
         raise ValueError(f"unknown mutation operator {op!r}; choose from {', '.join(OPS)}")
     try:
@@ -481,7 +505,7 @@ def mutate_source(source: str, op: str, rng: random.Random) -> tuple[str, str] |
     problem = validate_source(new_source)
     if problem:
         return MutationRefused(op, f"the edit {details} gave an invalid source ({problem}); not applied")
-    if candidate_id(new_source) == candidate_id(source):
+    if new_source == source or (by_id and candidate_id(new_source) == candidate_id(source)):
         return MutationRefused(op, f"the edit {details} does not change the normalised source")
     return new_source, details
 
@@ -501,13 +525,15 @@ def mutate(candidate: Candidate, op: str, rng: random.Random) -> Candidate | Mut
 
 
 def applicable_ops(candidate: Candidate, ops: Iterable[str] = OPS) -> list[str]:
-    """The operators that can change `candidate` (tried with a fixed RNG)."""
+    """The operators that give `candidate` a valid, changed source (tried with a fixed RNG; an
+    edit of code, which is what every operator makes, changes the content id as well)."""
     return list(_applicable(candidate.source, tuple(ops)))
 
 
 @functools.lru_cache(maxsize=256)
 def _applicable(source: str, ops: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(op for op in ops if not isinstance(mutate_source(source, op, random.Random(0)), MutationRefused))
+    return tuple(op for op in ops
+                 if not isinstance(mutate_source(source, op, random.Random(0), by_id=False), MutationRefused))
 
 
 def neighbourhood(candidate: Candidate, n: int, seed: int, ops: Sequence[str] = OPS,
