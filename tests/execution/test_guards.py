@@ -119,3 +119,15 @@ def test_snapshot_is_cheap():
     for _ in range(50):
         guards.RuntimeSnapshot()
     assert time.perf_counter() - t0 < 2.0
+
+
+def test_the_guards_walk_visits_what_ast_walk_visits():
+    import ast
+
+    from workbench.execution.guards import _walk
+    from workbench.zoo import zoo_candidates
+
+    for c in zoo_candidates()[::25]:
+        tree = ast.parse(c.source)
+        # The same nodes as often (ast shares its Load/Store context objects between nodes).
+        assert sorted(map(id, _walk(tree))) == sorted(map(id, ast.walk(tree))), c.origin

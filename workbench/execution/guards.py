@@ -10,6 +10,7 @@ the times and compare the outputs (timer.py, session.py); these checks are a fir
 from __future__ import annotations
 
 import ast
+import functools
 import threading
 from typing import Any, Iterable
 
@@ -41,6 +42,21 @@ _PRECISION_NAMES = {"allow_tf32", "set_float32_matmul_precision", "allow_bf16_re
                     "allow_fp16_reduced_precision_reduction"}
 
 
+def _walk(node: ast.AST):
+    """Every node under `node` (itself included), as ast.walk gives them but depth first and
+    without its per-field generators: the checks here collect sets and do not depend on order."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        yield n
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, ast.AST):
+                stack.append(v)
+            elif isinstance(v, list):
+                stack.extend(x for x in v if isinstance(x, ast.AST))
+
+
 def _call_name(node: ast.Call) -> str | None:
     f = node.func
     if isinstance(f, ast.Attribute):
@@ -70,7 +86,7 @@ def _ops(fn: ast.AST | None) -> set[str]:
     ops: set[str] = set()
     if fn is None:
         return ops
-    for node in ast.walk(fn):
+    for node in _walk(fn):
         if isinstance(node, ast.Call):
             name = _call_name(node)
             if name and name not in _STRUCTURAL and not name.startswith("_"):
@@ -119,7 +135,7 @@ def _reach(tree: ast.Module) -> tuple[list[ast.FunctionDef], bool]:
         if fn in seen or _is_kernel(fn):
             continue
         seen.append(fn)
-        for node in ast.walk(fn):
+        for node in _walk(fn):
             if not isinstance(node, ast.Call):
                 continue
             f = node.func
@@ -133,7 +149,8 @@ def _reach(tree: ast.Module) -> tuple[list[ast.FunctionDef], bool]:
     return seen, launches
 
 
-def _reference_work(reference_source: str, ref_ops: set[str]) -> bool:
+@functools.lru_cache(maxsize=64)
+def _reference_work(reference_source: str, ref_ops: frozenset[str]) -> bool:
     """Whether the reference's forward computes more than library GEMMs / convolutions: another
     op, or an arithmetic operator."""
     if ref_ops - LIBRARY_OPS:
@@ -144,17 +161,18 @@ def _reference_work(reference_source: str, ref_ops: set[str]) -> bool:
         return False
     return fn is not None and any(
         (isinstance(n, ast.BinOp) and not isinstance(n.op, ast.MatMult)) or isinstance(n, (ast.UnaryOp, ast.AugAssign))
-        for n in ast.walk(fn))
+        for n in _walk(fn))
 
 
-def _reference_main_ops(reference_source: str) -> set[str]:
+@functools.lru_cache(maxsize=64)
+def _reference_main_ops(reference_source: str) -> frozenset[str]:
     try:
         tree = ast.parse(reference_source)
     except SyntaxError:
         return set()
     ops = _ops(_forward(tree, "Model"))
     # Submodules called as self.conv(x) show up as their attribute names: map common layers.
-    return {o for o in ops if o not in {"forward"}}
+    return frozenset(o for o in ops if o not in {"forward"})
 
 
 def static_findings(candidate_source: str, reference_source: str) -> list[str]:
@@ -164,7 +182,7 @@ def static_findings(candidate_source: str, reference_source: str) -> list[str]:
     except SyntaxError:
         return []  # reported as a compile error elsewhere
     found: list[str] = []
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.Try):
             found.append(f"try/except at line {node.lineno}: a fallback path can hide a failing kernel")
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -214,7 +232,7 @@ def static_findings(candidate_source: str, reference_source: str) -> list[str]:
                         found.append(f"sets {t.attr} at line {node.lineno}: lowers matmul precision")
         elif isinstance(node, ast.Subscript):
             key = node.slice
-            for sub in ast.walk(key):
+            for sub in _walk(key):
                 if isinstance(sub, ast.Call) and _call_name(sub) in ("data_ptr", "id"):
                     found.append(f"indexes a cache by {_call_name(sub)}() at line {node.lineno}: "
                                  "results keyed by pointer are reused across calls")
