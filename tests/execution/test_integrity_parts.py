@@ -304,22 +304,28 @@ def test_a_worker_reply_is_checked_before_its_outputs_are_copied():
 
 @pytest.mark.skipif(not LINUX, reason="stops processes found through /proc")
 def test_the_freezer_stops_a_whole_tree_and_lets_it_go_on():
-    p = subprocess.Popen([sys.executable, "-c", "import os, time\nif os.fork() == 0:\n    time.sleep(30)\n"
+    # The root stands for a worker's supervisor: a process with a child that has a child of its
+    # own. (Never this test process: its tree holds the session's other processes, such as the
+    # LLM server of tests/conftest.py.)
+    p = subprocess.Popen([sys.executable, "-c", "import os, time\nif os.fork() == 0:\n    os.fork()\n"
                           "time.sleep(30)\n"])
+    fr = gate.Freezer(p.pid)
     try:
-        time.sleep(0.5)
-        sup = os.getpid()
-        fr = gate.Freezer(sup)
+        end = time.monotonic() + 10
+        while len(fr._tree()) < 2 and time.monotonic() < end:
+            time.sleep(0.05)
         kids = fr._tree()
-        assert p.pid in kids and len(kids) >= 2
+        assert len(kids) >= 2 and p.pid not in kids
         fr.freeze()
         assert set(kids) <= set(fr.stopped) and all(gate._state(k) in ("T", "t") for k in kids)
+        assert gate._state(p.pid) not in ("T", "t")   # the root itself is not stopped
         fr.thaw()
         time.sleep(0.05)
         assert all(gate._state(k) not in ("T", "t") for k in kids)
     finally:
-        for k in gate.Freezer(os.getpid())._tree():
+        for k in gate.Freezer(p.pid)._tree():
             os.kill(k, signal.SIGKILL)
+        p.kill()
         p.wait()
 
 
