@@ -131,3 +131,11 @@ def test_the_guards_walk_visits_what_ast_walk_visits():
         tree = ast.parse(c.source)
         # The same nodes as often (ast shares its Load/Store context objects between nodes).
         assert sorted(map(id, _walk(tree))) == sorted(map(id, ast.walk(tree))), c.origin
+
+
+def test_a_reference_that_does_not_parse_leaves_only_the_candidates_own_findings():
+    from workbench.zoo import zoo_candidates
+
+    launcher = next(c for c in zoo_candidates() if c.backend == "triton" and "[grid](" in c.source)
+    assert guards.static_findings(launcher.source, "class Model(:\n") == []
+    assert guards.static_findings("import threading\n" + launcher.source, "class Model(:\n")

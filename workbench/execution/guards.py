@@ -169,7 +169,7 @@ def _reference_main_ops(reference_source: str) -> frozenset[str]:
     try:
         tree = ast.parse(reference_source)
     except SyntaxError:
-        return set()
+        return frozenset()
     ops = _ops(_forward(tree, "Model"))
     # Submodules called as self.conv(x) show up as their attribute names: map common layers.
     return frozenset(o for o in ops if o not in {"forward"})
