@@ -20,6 +20,7 @@ import os
 import re
 import socket
 import sqlite3
+import statistics
 import threading
 from pathlib import Path
 
@@ -155,8 +156,5 @@ def outcome(name: str, row: dict, twin: dict | None, tol: float) -> str:
 def typical_speedup(row: dict) -> float | None:
     """A row's speedup: the median of its repeated measurements (`speedups`, driver.py's
     --repeats) where it has them, else its one `speedup`."""
-    xs = sorted(x for x in row.get("speedups") or [] if x is not None)
-    if not xs:
-        return row.get("speedup")
-    mid = len(xs) // 2
-    return xs[mid] if len(xs) % 2 else (xs[mid - 1] + xs[mid]) / 2
+    xs = [x for x in row.get("speedups") or [] if x is not None]
+    return statistics.median(xs) if xs else row.get("speedup")
