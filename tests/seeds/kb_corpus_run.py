@@ -3,10 +3,11 @@ reduced): `run_corpus` gives each problem a seed and a search of budget 3 in one
 searches four at a time, each problem's measurements in one warm worker process, and asserts that
 every problem got a correct seed and used its whole budget.
 
-Cost: a chunk is one problem's candidates, so each problem starts a worker process (torch's import
-is the largest part), then runs the Triton interpreter and, in the search, the mutation
-operators on its seeds (a generic seed is a large source). The corpus is split into two halves by position
-(test_kb_corpus_seeds_even.py, _odd.py), so that the two test processes of `make test` share it."""
+Cost: a chunk is one problem's candidates, so each problem starts a worker process (torch's
+import is the largest part), then runs the Triton interpreter and, in the search, the mutation
+operators on its seeds (a generic seed is a large source). The corpus is split into two halves
+by position (test_kb_corpus_seeds_even.py, _odd.py), so that the two test processes of
+`make test` share it."""
 from __future__ import annotations
 
 import os
