@@ -19,20 +19,28 @@ rest over the GPUs (`--gpus`, default all), one process per GPU. A GPU's process
    (the Inductor seed when there is one, the family lowering, the generic seed), children by
    the mutation operators, `--method` with the `--forecaster`, `--budget` GPU measurements each
    (the seeds' included);
-3. appends one row per finished problem to `--out`/kb-rows.jsonl as soon as it has it (a call cut
-   short loses only problems in flight) and prints progress.
+3. appends one row per finished problem to `--out`/kb-rows.jsonl as soon as it has it and prints
+   progress;
+4. with `--carry-at-s T`: T seconds after the start, stops, saves the searches still in flight
+   (their SQLite stores, as of their last recorded event) to `--out`/kb-inflight-<gpu>.tar.xz and
+   ends, so that a call of a limited length loses at most the measurements under way. A call
+   resuming from it continues those searches (SearchRun.resume) before it starts new problems,
+   with the same budget; their rows count the calls they spanned (`calls`) and the search
+   seconds of all of them.
 
 Calls resume at one commit: every row names the commit it was measured at, `--out`/kb-call.json
 names this call's, and `--resume` carries over only rows of this commit (the others are left out
-and measured again) together with the Inductor captures of earlier calls at this commit (the
-`kb-captures-*.jsonl` beside their rows: a resumed call does not compile those problems again).
+and measured again) together with the Inductor captures and the searches in flight of earlier
+calls at this commit (the `kb-captures-*.jsonl` and `kb-inflight-*.tar.xz` beside their rows: a
+resumed call does not compile those problems again, and goes on with those searches).
 A summary of rows from more than one commit is refused.
 
 A row: problem_id, level, gpu, budget, seed_kind (the kind of the best correct seed: the one
 the search starts from), seeds ({kind: correct?}), correct (a correct candidate was found),
 correct_seed, best_over_eager (the best measured speedup over the eager reference), compile
 (the baseline), best_over_compile (best_over_eager / torch.compile's speedup over eager),
-measurements (GPU measurements used), finish_reason, search_s.
+measurements (GPU measurements used), finish_reason, search_s (over every call), calls (the
+calls the search ran in).
 
 When every problem of DIR has a row from one GPU type, the summary `kb-corpus-<gpu>.json`
 (metrics: problems, with_correct_seed (a share), searched, best_over_eager_median,
@@ -45,6 +53,7 @@ import argparse
 import functools
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -71,6 +80,11 @@ ROWS = "kb-rows.jsonl"
 CALL = "kb-call.json"
 #: Earlier calls' captures at this commit, gathered by the parent for its shards.
 RESUMED_CAPTURES = "kb-captures-resumed.jsonl"
+#: A GPU process's searches in flight when its call ended (kb-inflight-<tag>.tar.xz): one SQLite
+#: store per problem and a manifest (INFLIGHT_MANIFEST).
+INFLIGHT_GLOB, INFLIGHT_MANIFEST = "kb-inflight-*.tar.xz", "inflight.json"
+#: A file that comes back from a device call may not pass 16 MiB: stores past this are left out.
+INFLIGHT_MAX_BYTES = 15 * 2**20
 
 
 @functools.lru_cache(maxsize=1)
@@ -131,8 +145,13 @@ class OneAtATime:
 
 
 # =========================================================================== one problem
-def search_row(problem: Problem, executor, forecaster, args, inductor: dict | None, store_dir: str) -> dict[str, Any]:
-    """Seed and search one problem; its row (see the module doc)."""
+def search_row(problem: Problem, executor, forecaster, args, inductor: dict | None, store_dir: str,
+               stop: threading.Event | None = None, carried: dict | None = None,
+               live: dict | None = None) -> dict[str, Any] | None:
+    """Seed and search one problem; its row (see the module doc), or None when `stop` was set
+    before the search ended (its store, registered in `live` under the problem's id as
+    {"store": path, "search_id", "search_s", "calls"}, is then what a later call resumes).
+    `carried`: such an entry from an earlier call (its "store" a file to continue from)."""
     from workbench.search import MutationGenerator, SearchRun, ZooGenerator, make_method
     from workbench.search.selection import make_selector
     from workbench.seeds import seed_kind
@@ -141,18 +160,26 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
     row: dict[str, Any] = {"problem_id": problem.id, "level": problem.level, "gpu": executor.hardware.key,
                            "budget": args.budget, "commit": this_commit()}
     t0 = time.time()
+    before_s, calls = float((carried or {}).get("search_s", 0.0)), int((carried or {}).get("calls", 0)) + 1
     source = (inductor or {}).get("source") if (inductor or {}).get("ok") else None
     gen = OneAtATime(MutationGenerator(ZooGenerator(inductor={problem.id: source} if source else None)))
-    with Store(Path(store_dir) / f"{problem.id.replace('/', '_')}.sqlite") as store:
+    path = Path(store_dir) / f"{problem.id.replace('/', '_')}.sqlite"
+    if carried:
+        shutil.copyfile(carried["store"], path)
+    with Store(path) as store:
         store.put_problem(problem)
         run = SearchRun(store, problem, executor, gen, forecaster, make_method(args.method, k=4, m=4),
                         budget=args.budget, seed=args.seed, selector=make_selector("puct"), max_seeds=args.max_seeds)
         try:
-            run.start()
-            _run_logged(run, problem.id, args.budget, t0)
+            run.resume(carried["search_id"]) if carried else run.start()
+            if live is not None:
+                live[problem.id] = {"store": str(path), "search_id": run.search_id, "t0": t0,
+                                    "before_s": before_s, "calls": calls}
+            if not _run_logged(run, problem.id, args.budget, t0, stop=stop):
+                return None
         except Exception as e:  # noqa: BLE001 - a problem that cannot be searched is a row too
             return row | {"error": f"{type(e).__name__}: {str(e)[:400]}", "correct": False, "correct_seed": False,
-                          "search_s": round(time.time() - t0, 1)}
+                          "search_s": round(before_s + time.time() - t0, 1), "calls": calls}
         s = run.summary()
         seeds = {c.id: c for c in run.candidates.values() if c.parent_id is None and seed_kind(c.origin)}
         seed_ok = {cid: bool(run.measurements.get(cid) and run.measurements[cid].ok) for cid in seeds}
@@ -163,7 +190,7 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
                seed_kind=seed_kind(seeds[best_seed].origin) if best_seed else None,
                correct_seed=best_seed is not None, correct=ok_any, best_over_eager=s["best_speedup"],
                measurements=s["gpu_measurements"], finish_reason=s["finish_reason"], finished=bool(s["finished"]),
-               inductor_seed=bool(source), search_s=round(time.time() - t0, 1))
+               inductor_seed=bool(source), search_s=round(before_s + time.time() - t0, 1), calls=calls)
     if not source and inductor:
         row["inductor_error"] = (inductor.get("error") or "")[:300]
     base = (inductor or {}).get("baseline") or {}
@@ -173,17 +200,84 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
     return row
 
 
-def _run_logged(run, pid: str, budget: int, t0: float, every: int = 8, quiet_s: float = 60.0) -> None:
+def _run_logged(run, pid: str, budget: int, t0: float, every: int = 8, quiet_s: float = 60.0,
+                stop: threading.Event | None = None) -> bool:
     """`run` to its end, with a progress line every `every` GPU measurements or `quiet_s`
-    seconds; then its pipelined candidates drained (SearchRun.run)."""
+    seconds; then its pipelined candidates drained (SearchRun.run). False (the run left as it
+    is) once `stop` is set."""
     mark_t, mark_n = time.time(), run.used
-    while run.step():
+    while not (stop is not None and stop.is_set()) and run.step():
         if run.used - mark_n >= every or time.time() - mark_t >= quiet_s:
             best = run.archive.best_measured()
             log(f"  {pid}: {run.used}/{budget} measured, best {f'{best.speedup:.3f}x' if best else '-'} "
                 f"({time.time() - t0:.0f} s)")
             mark_t, mark_n = time.time(), run.used
+    if stop is not None and stop.is_set():
+        return False
     run.run()
+    return True
+
+
+def save_inflight(live: dict[str, dict], dest: Path, max_bytes: int = INFLIGHT_MAX_BYTES) -> list[str]:
+    """The searches in `live` (see search_row) as one archive at `dest`: a consistent copy of
+    each store (SQLite's backup, while its search may still write) and the manifest; the ids
+    saved. Stores that would take the archive past `max_bytes` are left out (logged)."""
+    import sqlite3
+    import tarfile
+
+    work = Path(tempfile.mkdtemp(prefix="kb-inflight-"))
+    manifest: dict[str, dict] = {}
+    now = time.time()
+    for pid, info in sorted(live.items()):
+        name = Path(info["store"]).name
+        src, dst = sqlite3.connect(info["store"]), sqlite3.connect(work / name)
+        try:
+            src.backup(dst)
+        finally:
+            src.close(), dst.close()
+        manifest[pid] = {"store": name, "search_id": info["search_id"], "calls": info["calls"],
+                         "search_s": round(info["before_s"] + now - info["t0"], 1)}
+    saved: list[str] = []
+    while True:
+        (work / INFLIGHT_MANIFEST).write_text(json.dumps({p: manifest[p] for p in manifest}, indent=1))
+        tmp = dest.with_name(dest.name + ".part")
+        with tarfile.open(tmp, "w:xz", preset=3) as tar:
+            tar.add(work / INFLIGHT_MANIFEST, arcname=INFLIGHT_MANIFEST)
+            for m in manifest.values():
+                tar.add(work / m["store"], arcname=m["store"])
+        if tmp.stat().st_size <= max_bytes or not manifest:
+            os.replace(tmp, dest)
+            saved = sorted(manifest)
+            break
+        biggest = max(manifest, key=lambda p: (work / manifest[p]["store"]).stat().st_size)
+        log(f"{biggest}: its store would take the in-flight archive past {max_bytes // 2**20} MiB; not carried")
+        del manifest[biggest]
+    shutil.rmtree(work, ignore_errors=True)
+    return saved
+
+
+def load_inflight(paths: list[Path], here: str, dest: Path) -> dict[str, dict]:
+    """The searches in flight saved beside each of `paths` (earlier calls' rows) by calls at
+    commit `here`, unpacked under `dest`: {problem id: manifest entry, "store" its file}; a
+    later call's entry wins."""
+    import tarfile
+
+    got: dict[str, dict] = {}
+    for i, p in enumerate(paths):
+        folder = Path(p).parent
+        try:
+            if json.loads((folder / CALL).read_text()).get("commit") != here:
+                continue
+        except (OSError, ValueError):
+            continue
+        for j, arch in enumerate(sorted(folder.glob(INFLIGHT_GLOB))):
+            into = dest / f"{i}-{j}"
+            into.mkdir(parents=True, exist_ok=True)
+            with tarfile.open(arch, "r:xz") as tar:
+                tar.extractall(into, filter="data")
+            for pid, m in json.loads((into / INFLIGHT_MANIFEST).read_text()).items():
+                got[pid] = m | {"store": str(into / m["store"])}
+    return got
 
 
 # =========================================================================== a GPU's process
@@ -214,6 +308,13 @@ def run_shard(args) -> int:
     per: list[float] = []
     lock = threading.Lock()
     store_dir = tempfile.mkdtemp(prefix=f"kb-{tag}-")
+    going_on: dict[str, dict] = {}
+    if args.inflight_dir:
+        going_on = json.loads((Path(args.inflight_dir) / INFLIGHT_MANIFEST).read_text())
+    # The searches carried from an earlier call first: they have spent part of their budget.
+    problems.sort(key=lambda p: p.id not in going_on)
+    stop = threading.Event()
+    live: dict[str, dict] = {}
 
     def capture_of(pid: str, wait_until: float) -> dict | None:
         if capture_proc is None:
@@ -225,20 +326,46 @@ def run_shard(args) -> int:
             time.sleep(1.0)
 
     def one(p: Problem) -> None:
-        expect = statistics.median(per) if per else 0.0
-        if time.time() + expect > deadline:
+        # With --carry-at-s a search cut by the call's end goes on in the next call, so a
+        # problem may start late; without it, one expected to end past the deadline waits.
+        expect = statistics.median(per) if per and not args.carry_at_s else 0.0
+        if stop.is_set() or time.time() + expect > deadline:
             log(f"{tag}: {p.id} not started (time budget)")
             return
         cap = capture_of(p.id, min(deadline, time.time() + args.capture_wait_s))
         t0 = time.time()
-        row = search_row(p, executor, forecaster, args, cap, store_dir)
+        row = search_row(p, executor, forecaster, args, cap, store_dir, stop=stop, carried=going_on.get(p.id),
+                         live=live)
         with lock:
+            live.pop(p.id, None)
+            if row is None:      # stopped: the snapshot has it
+                return
             per.append(time.time() - t0)
             append_row(rows_path, row)
         log(f"{tag}: {p.id} seed={row.get('seed_kind')} correct={row.get('correct')} "
             f"best={row.get('best_over_eager')} vs_compile={row.get('best_over_compile')} "
             f"used={row.get('measurements')} ({row.get('search_s')} s){' ERROR ' + row['error'] if 'error' in row else ''}")
 
+    def carry_at_end() -> None:
+        """At --carry-at-s: save the searches in flight and end this process (the call's end)."""
+        time.sleep(max(0.0, args.t_start + args.carry_at_s - time.time()))
+        with lock:
+            stop.set()
+            snap = dict(live)
+        saved = save_inflight(snap, Path(args.out) / f"kb-inflight-{tag}.tar.xz") if snap else []
+        log(f"{tag}: {len(saved)} searches in flight saved for the next call"
+            + (f" ({', '.join(saved)})" if saved else ""))
+        if capture_proc is not None:
+            capture_proc.stop()
+        # The searches' threads may be waiting on a measurement: their chunks are given a few
+        # seconds to end (the executor's close), then this process ends with them in flight.
+        closing = threading.Thread(target=executor.close, daemon=True)
+        closing.start()
+        closing.join(timeout=20.0)
+        os._exit(0)
+
+    if args.carry_at_s:
+        threading.Thread(target=carry_at_end, daemon=True).start()
     try:
         with ThreadPoolExecutor(max_workers=args.concurrent) as pool:
             list(pool.map(one, problems))
@@ -437,7 +564,13 @@ def run_parent(args) -> int:
             append_row(rows_path, row)
     done = set(previous) | set(have)
     todo = [p for p in problems if p.id not in done]
-    log(f"{len(problems)} problems, {len(done & {p.id for p in problems})} done before, {len(todo)} to do")
+    inflight_dir = Path(tempfile.mkdtemp(prefix="kb-going-on-"))
+    going_on = {pid: m for pid, m in load_inflight(args.resume or [], here, inflight_dir).items()
+                if pid in {p.id for p in todo}}
+    (inflight_dir / INFLIGHT_MANIFEST).write_text(json.dumps(going_on))
+    todo.sort(key=lambda p: p.id not in going_on)   # stable: the searches to go on with first
+    log(f"{len(problems)} problems, {len(done & {p.id for p in problems})} done before, {len(todo)} to do"
+        + (f" ({len(going_on)} of them searches to go on with)" if going_on else ""))
     if args.summarize is None and todo:
         gpus = [None] if args.cpu else (args.gpus or list(range(_gpu_count())))
         shards = {g: todo[i::len(gpus)] for i, g in enumerate(gpus)}
@@ -456,6 +589,8 @@ def run_parent(args) -> int:
             cmd += ["--workers", str(args.workers)] if args.workers else []
             cmd += ["--no-inductor"] if args.no_inductor else []
             cmd += ["--compile-threads", str(args.compile_threads)]
+            cmd += ["--carry-at-s", str(args.carry_at_s)] if args.carry_at_s else []
+            cmd += ["--inflight-dir", str(inflight_dir)] if any(p.id in going_on for p in ps) else []
             procs.append(subprocess.Popen(cmd, env=dict(os.environ, PYTHONPATH=str(ROOT)), cwd=str(ROOT)))
             log(f"shard {g}: {len(ps)} problems")
         for p in procs:
@@ -506,6 +641,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--concurrent", type=int, default=4, help="problems searched at once per GPU")
     ap.add_argument("--time-budget-s", type=float, default=500.0,
                     help="no problem starts once its expected end passes this many seconds after the start")
+    ap.add_argument("--carry-at-s", type=float, default=None,
+                    help="this many seconds after the start, save the searches in flight to --out and end "
+                         "(a --resume from it continues them)")
     ap.add_argument("--capture-wait-s", type=float, default=120.0,
                     help="how long a search waits for its problem's Inductor seed")
     ap.add_argument("--no-inductor", action="store_true", help="no Inductor seeds and no torch.compile baseline")
@@ -515,6 +653,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cpu", action="store_true", help="smoke run on the CPU (interpreter); no results file")
     ap.add_argument("--shard", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--problems-file", default=None, help=argparse.SUPPRESS)
+    ap.add_argument("--inflight-dir", default=None, help=argparse.SUPPRESS)
     ap.add_argument("--gpu", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--t-start", type=float, default=None, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

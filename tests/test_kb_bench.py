@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -206,3 +208,95 @@ def test_a_folder_where_nothing_loads_is_an_error(tmp_path):
     (tmp_path / "empty" / "level1").mkdir(parents=True)
     got = _bench(str(tmp_path / "empty"), "--cpu", "--out", str(tmp_path / "out2"))
     assert got.returncode != 0 and "no problem files under" in got.stderr and "Traceback" not in got.stderr
+
+
+class _StopAfter(threading.Event):
+    """A stop that is set once the search has been asked `n` times whether to go on (the
+    call's end, reached after the first steps)."""
+
+    def __init__(self, n: int):
+        super().__init__()
+        self.n = n
+
+    def is_set(self) -> bool:
+        self.n -= 1
+        if self.n < 0:
+            self.set()
+        return super().is_set()
+
+
+def test_a_search_cut_by_the_calls_end_goes_on_in_the_next_call_without_measuring_again(tmp_path):
+    """--carry-at-s in parts: a search stopped after its seeds is saved (save_inflight), a later
+    call at the same commit unpacks it (load_inflight) and resumes it to its budget; the seeds'
+    measurements are the ones of the first call, and the row counts both calls."""
+    import argparse
+
+    from workbench.execution.executors import ChunkedExecutor
+    from workbench.execution.hardware import cpu_hardware
+    from workbench.problems import load_dir
+    from workbench.store import Store
+
+    problems, errors = load_dir(_folder(tmp_path))
+    assert not errors
+    problem = next(p for p in problems if p.id == "L1/1_ReLU_Scale")
+    args = argparse.Namespace(budget=4, method="measure_all", seed=0, max_seeds=2, forecaster="roofline")
+    ex = ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, max_chunk=8, options={"time": True})
+    try:
+        fc = kb_bench.make_forecaster(args, ex.hardware.key)
+        live: dict = {}
+        first = tmp_path / "first"
+        first.mkdir()
+        stop = _StopAfter(1)           # the seeds' step runs, the next does not
+        assert kb_bench.search_row(problem, ex, fc, args, None, str(first), stop=stop, live=live) is None
+        assert set(live) == {problem.id}
+        with Store(live[problem.id]["store"]) as st:
+            seeded = {m.candidate_id: m.speedup for m in st.measurements(problem_id=problem.id)}
+        assert 1 <= len(seeded) < args.budget
+        call1 = tmp_path / "c1"
+        call1.mkdir()
+        (call1 / kb_bench.CALL).write_text(json.dumps({"commit": kb_bench.this_commit()}))
+        saved = kb_bench.save_inflight(live, call1 / "kb-inflight-cpu.tar.xz")
+        assert saved == [problem.id]
+        # An archive of another commit's call is not taken.
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / kb_bench.CALL).write_text(json.dumps({"commit": "f" * 40}))
+        shutil.copy(call1 / "kb-inflight-cpu.tar.xz", other / "kb-inflight-cpu.tar.xz")
+        got = kb_bench.load_inflight([other / kb_bench.ROWS, call1 / kb_bench.ROWS], kb_bench.this_commit(),
+                                     tmp_path / "unpacked")
+        assert set(got) == {problem.id} and got[problem.id]["calls"] == 1
+        assert str(tmp_path / "unpacked") in got[problem.id]["store"]
+        second = tmp_path / "second"
+        second.mkdir()
+        row = kb_bench.search_row(problem, ex, fc, args, None, str(second), carried=got[problem.id], live={})
+    finally:
+        ex.close()
+    assert row is not None and row["calls"] == 2 and row["measurements"] == args.budget, row
+    assert row["search_s"] >= got[problem.id]["search_s"]
+    with Store(second / Path(got[problem.id]["store"]).name) as st:
+        after = {m.candidate_id: m.speedup for m in st.measurements(problem_id=problem.id)}
+        kinds = [e["kind"] for s in st.searches() for e in st.events(s["id"])]
+    assert len(after) == args.budget and all(after[c] == v for c, v in seeded.items())
+    assert "resumed" in kinds
+
+
+def test_in_flight_archives_stay_under_the_size_that_comes_back(tmp_path):
+    """save_inflight leaves out the largest stores until the archive fits its limit."""
+    import sqlite3
+
+    live = {}
+    for i, n in enumerate((1, 200)):
+        f = tmp_path / f"s{i}.sqlite"
+        con = sqlite3.connect(f)
+        con.execute("CREATE TABLE t (x BLOB)")
+        con.executemany("INSERT INTO t VALUES (?)", [(os.urandom(4096),) for _ in range(n)])
+        con.commit()
+        con.close()
+        live[f"L1/p{i}"] = {"store": str(f), "search_id": f"s{i}", "t0": 0.0, "before_s": 0.0, "calls": 1}
+    dest = tmp_path / "c" / "kb-inflight-gpu0.tar.xz"
+    dest.parent.mkdir()
+    (dest.parent / kb_bench.CALL).write_text(json.dumps({"commit": "a" * 40}))
+    assert kb_bench.save_inflight(live, dest, max_bytes=200 * 1024) == ["L1/p0"]
+    assert dest.stat().st_size <= 200 * 1024
+    got = kb_bench.load_inflight([dest.parent / kb_bench.ROWS], "a" * 40, tmp_path / "u")
+    assert set(got) == {"L1/p0"} and Path(got["L1/p0"]["store"]).is_file()
