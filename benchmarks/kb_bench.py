@@ -40,7 +40,7 @@ the search starts from), seeds ({kind: correct?}), correct (a correct candidate 
 correct_seed, best_over_eager (the best measured speedup over the eager reference), compile
 (the baseline), best_over_compile (best_over_eager / torch.compile's speedup over eager),
 measurements (GPU measurements used), finish_reason, search_s (over every call), calls (the
-calls the search ran in).
+calls the search ran in), judge_s (where the judge's time went: see JudgeTimes).
 
 When every problem of DIR has a row from one GPU type, the summary `kb-corpus-<gpu>.json`
 (metrics: problems, with_correct_seed (a share), searched, best_over_eager_median,
@@ -144,10 +144,40 @@ class OneAtATime:
         return self.gen.generation_info(candidate_id)
 
 
+class JudgeTimes:
+    """Where the judge's time went, per problem (the executor's `on_raw`): the measurements'
+    statuses and the sums of their sessions' wall seconds by part (`phases_s`: waiting for the
+    GPU's lock, setup, trials, warm-up, timed rounds, the whole session) and of their
+    compile seconds. A row's `judge_s` is its problem's, for the calls since the search started
+    in this process (a search carried from an earlier call counts this call's only)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.by_problem: dict[str, dict[str, float]] = {}
+
+    def __call__(self, candidate, result: dict) -> None:
+        with self.lock:
+            got = self.by_problem.setdefault(candidate.problem_id, {})
+            key = f"n_{result.get('status', '?')}"
+            got[key] = got.get(key, 0) + 1
+            parts = dict(result.get("phases_s") or {})
+            parts.pop("gate", None)
+            if isinstance(result.get("compile_s"), (int, float)):
+                parts["compile"] = result["compile_s"]
+            for k, v in parts.items():
+                if isinstance(v, (int, float)):
+                    got[k] = got.get(k, 0.0) + float(v)
+
+    def pop(self, problem_id: str) -> dict[str, float]:
+        with self.lock:
+            got = self.by_problem.pop(problem_id, {})
+        return {k: (round(v, 1) if isinstance(v, float) else v) for k, v in sorted(got.items())}
+
+
 # =========================================================================== one problem
 def search_row(problem: Problem, executor, forecaster, args, inductor: dict | None, store_dir: str,
                stop: threading.Event | None = None, carried: dict | None = None,
-               live: dict | None = None) -> dict[str, Any] | None:
+               live: dict | None = None, judge: JudgeTimes | None = None) -> dict[str, Any] | None:
     """Seed and search one problem; its row (see the module doc), or None when `stop` was set
     before the search ended (its store, registered in `live` under the problem's id as
     {"store": path, "search_id", "search_s", "calls"}, is then what a later call resumes).
@@ -193,6 +223,8 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
                inductor_seed=bool(source), search_s=round(before_s + time.time() - t0, 1), calls=calls)
     if not source and inductor:
         row["inductor_error"] = (inductor.get("error") or "")[:300]
+    if judge is not None:
+        row["judge_s"] = judge.pop(problem.id)
     base = (inductor or {}).get("baseline") or {}
     row["compile"] = base
     if s["best_speedup"] and base.get("compile_speedup"):
@@ -291,11 +323,12 @@ def run_shard(args) -> int:
     problems = [Problem.from_dict(json.loads(ln)) for ln in Path(args.problems_file).read_text().splitlines() if ln]
     rows_path = Path(args.out) / ROWS
     tag = "cpu" if args.cpu else f"gpu{args.gpu}"
+    judge = JudgeTimes()
     if args.cpu:
         executor = ChunkedExecutor(cpu_hardware(), device="cpu", workers=args.workers or 2, max_chunk=8,
-                                   options={"time": True}, linger_s=2.0)
+                                   options={"time": True}, linger_s=2.0, on_raw=judge)
     else:
-        executor = LocalGPUExecutor(gpus=[args.gpu], workers=args.workers or None)
+        executor = LocalGPUExecutor(gpus=[args.gpu], workers=args.workers or None, on_raw=judge)
     forecaster = make_forecaster(args, executor.hardware.key)
     captures = Path(args.out) / f"kb-captures-{tag}.jsonl"
     carried = read_rows(Path(args.out) / RESUMED_CAPTURES)
@@ -335,7 +368,7 @@ def run_shard(args) -> int:
         cap = capture_of(p.id, min(deadline, time.time() + args.capture_wait_s))
         t0 = time.time()
         row = search_row(p, executor, forecaster, args, cap, store_dir, stop=stop, carried=going_on.get(p.id),
-                         live=live)
+                         live=live, judge=judge)
         with lock:
             live.pop(p.id, None)
             if row is None:      # stopped: the snapshot has it

@@ -240,7 +240,8 @@ def test_a_search_cut_by_the_calls_end_goes_on_in_the_next_call_without_measurin
     assert not errors
     problem = next(p for p in problems if p.id == "L1/1_ReLU_Scale")
     args = argparse.Namespace(budget=4, method="measure_all", seed=0, max_seeds=2, forecaster="roofline")
-    ex = ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, max_chunk=8, options={"time": True})
+    judge = kb_bench.JudgeTimes()
+    ex = ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, max_chunk=8, options={"time": True}, on_raw=judge)
     try:
         fc = kb_bench.make_forecaster(args, ex.hardware.key)
         live: dict = {}
@@ -268,11 +269,17 @@ def test_a_search_cut_by_the_calls_end_goes_on_in_the_next_call_without_measurin
         assert str(tmp_path / "unpacked") in got[problem.id]["store"]
         second = tmp_path / "second"
         second.mkdir()
-        row = kb_bench.search_row(problem, ex, fc, args, None, str(second), carried=got[problem.id], live={})
+        row = kb_bench.search_row(problem, ex, fc, args, None, str(second), carried=got[problem.id], live={},
+                                  judge=judge)
     finally:
         ex.close()
     assert row is not None and row["calls"] == 2 and row["measurements"] == args.budget, row
     assert row["search_s"] >= got[problem.id]["search_s"]
+    # Where the judge's time went, from the executor: one verdict per measurement (both calls ran
+    # in this process here), with the timer's sessions and their waits for the lock.
+    spent = row["judge_s"]
+    assert sum(v for k, v in spent.items() if k.startswith("n_")) == args.budget, spent
+    assert spent["session"] > 0 and spent["session"] >= spent["rounds"] and "lock" in spent
     with Store(second / Path(got[problem.id]["store"]).name) as st:
         after = {m.candidate_id: m.speedup for m in st.measurements(problem_id=problem.id)}
         kinds = [e["kind"] for s in st.searches() for e in st.events(s["id"])]

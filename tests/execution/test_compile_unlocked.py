@@ -84,6 +84,22 @@ def test_a_failed_compile_steps_back_in(tmp_path, fake_compile):
         assert not _timer_gets_in(path)             # GPU work after the error is held back again
 
 
+def test_a_compile_while_already_stepped_out_leaves_the_stepping_in_to_whoever_stepped_out(tmp_path, fake_compile):
+    """The Inductor capture steps out for a whole torch.compile (workbench.seeds.inductor): a
+    Triton compile inside it must not step back in half-way through."""
+    path = str(tmp_path / "gpu0.lock")
+    gpu = GpuLock(path)
+    worker.compile_outside_lock(gpu)
+    with gpu.shared():
+        gpu.step_out()
+        assert gpu.stepped_out
+        _jit_compile()("src", path=path)
+        assert gpu.stepped_out and _timer_gets_in(path)   # still out after the compile
+        gpu.step_in()
+        assert not gpu.stepped_out and not _timer_gets_in(path)
+    assert not gpu.stepped_out
+
+
 def test_without_the_option_or_off_the_main_thread_a_compile_keeps_the_hold(tmp_path, fake_compile):
     path = str(tmp_path / "gpu0.lock")
     gpu = GpuLock(path)

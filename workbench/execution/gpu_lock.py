@@ -62,6 +62,11 @@ class GpuLock:
             fcntl.flock(self._reader, fcntl.LOCK_UN)
             self._out = True
 
+    @property
+    def stepped_out(self) -> bool:
+        """Inside `shared()` and stepped out of it (`step_out`, no `step_in` since)."""
+        return self._reader is not None and self._out
+
     def step_in(self) -> None:
         """Back into `shared()` after `step_out`: through the turnstile (a waiting timer goes
         first), then the shared lock again. Without a `step_out` before: nothing."""

@@ -45,8 +45,8 @@ def _compile_stepping_out(*args: Any, **kwargs: Any) -> Any:
     back in (through the turnstile) when it returns or raises. Elsewhere it is Triton's compile
     unchanged."""
     gpu = _COMPILING_UNDER
-    if gpu is None or threading.current_thread() is not threading.main_thread():
-        return _TRITON_COMPILE(*args, **kwargs)
+    if gpu is None or threading.current_thread() is not threading.main_thread() or gpu.stepped_out:
+        return _TRITON_COMPILE(*args, **kwargs)   # (already out: whoever stepped out steps back in)
     gpu.step_out()
     try:
         return _TRITON_COMPILE(*args, **kwargs)

@@ -18,9 +18,12 @@ Two halves:
     python -m workbench.seeds.inductor PROBLEMS_JSONL OUT_JSONL [--baselines] [--gpu-lock PATH]
 
 reads one `Problem.to_dict()` per line and writes one result per line as it goes (keys:
-problem_id, ok, error, source, max_rel_err (full size), max_rel_err_small (CPU sizes), compile_s
-and, with --baselines, `baseline`: eager_ms / compiled_ms / compile_speedup of torch.compile in
-default mode with static shapes, no CUDA graphs, timed in this process).
+problem_id, ok, error, source, max_rel_err (full size), max_rel_err_small (CPU sizes),
+compile_s, wall_s (the seed's capture, rewrite and validation) and, with --baselines,
+`baseline`: eager_ms / compiled_ms / compile_speedup of torch.compile in default mode with
+static shapes, no CUDA graphs, timed in this process). With --gpu-lock the GPU work shares the
+executor's lock and the timing holds it alone, while Dynamo's tracing, Inductor's compile and
+Triton's compiles (CPU work) hold none of it.
 
 A CUDA error such as an illegal instruction or address is sticky: every later CUDA call of the
 process fails with it. After a problem that leaves one (`context_lost`), the row of that problem
@@ -49,6 +52,35 @@ VALIDATE_TOL = 1e-3
 #: `main`'s exit status after a problem that left the process's CUDA context unusable (its row is
 #: written; the problems after it were not attempted).
 EXIT_CONTEXT_LOST = 75
+
+
+def _runs_inside(compiled: Any, lock: Any) -> Any:
+    """`compiled` (a graph compiled by Inductor) made to step back into `lock`'s shared hold
+    before it runs: a compile started after `lock.step_out()` (Dynamo's tracing and Inductor's
+    code generation are work of the CPU alone) keeps the GPU's lock free for the timers, and the
+    generated code's launches are GPU work that must never overlap a timed region."""
+    if lock is None:
+        return compiled
+
+    def run(*args, **kwargs):
+        lock.step_in()
+        return compiled(*args, **kwargs)
+
+    if getattr(compiled, "_boxed_call", False):   # Inductor's calling convention: one list
+        run._boxed_call = True  # type: ignore[attr-defined]
+    return run
+
+
+def _compiling_outside(fn: Any, lock: Any, *args: Any) -> Any:
+    """fn(*args), the first call of a torch.compile'd function whose backend uses `_runs_inside`:
+    stepped out of `lock`'s shared hold until the compiled code runs, and back in after."""
+    if lock is None:
+        return fn(*args)
+    lock.step_out()
+    try:
+        return fn(*args)
+    finally:
+        lock.step_in()
 
 _STICKY = re.compile(r"CUDA error|AcceleratorError|illegal (memory access|instruction|address)|"
                      r"unspecified launch failure|device-side assert", re.I)
@@ -211,9 +243,10 @@ def _check_generic(problem: Problem, arg_exprs: list[str], static: list[Any], st
             raise RewriteError(f"Inductor fixed {expr} to {fixed}, which is {now} at the CPU sizes")
 
 
-def capture(problem: Problem, device: str = "cuda") -> dict[str, Any]:
+def capture(problem: Problem, device: str = "cuda", lock: Any = None) -> dict[str, Any]:
     """Compile the reference and return {"code", "arg_exprs", "outputs", "configs", "compile_s"}
-    (see the module doc); RewriteError when Inductor's output cannot be described.
+    (see the module doc); RewriteError when Inductor's output cannot be described. Called inside
+    `lock.shared()` (a GpuLock) it steps out of it while Dynamo traces and Inductor compiles.
 
     What is compiled is the reference's forward as a function of its parameters, buffers and
     inputs (`torch.func.functional_call`): every tensor is then an input of the graph, so no
@@ -256,7 +289,7 @@ def capture(problem: Problem, device: str = "cuda") -> dict[str, Any]:
                 static.append(_static_dims(node))
         record["sources"], record["static"] = sources, static
         record["examples"] = list(example_inputs)
-        return compile_fx(gm, example_inputs)
+        return _runs_inside(compile_fx(gm, example_inputs), lock)
 
     patches = [(torch._dynamo.config, "force_parameter_static_shapes", False),
                (torch._dynamo.config, "force_nn_module_property_static_shapes", False),
@@ -279,7 +312,7 @@ def capture(problem: Problem, device: str = "cuda") -> dict[str, Any]:
     try:
         compiled = torch.compile(flat_forward, backend=backend, dynamic=True, fullgraph=True)
         with torch.no_grad():
-            _, codes = run_and_get_code(compiled, *flat, *inputs)
+            _, codes = _compiling_outside(run_and_get_code, lock, compiled, *flat, *inputs)
     except Exception as e:  # noqa: BLE001 - a reference Inductor cannot compile gets no Inductor seed
         raise RewriteError(f"torch.compile failed: {type(e).__name__}: {str(e)[:500]}") from e
     finally:
@@ -346,11 +379,12 @@ def validate(problem: Problem, source: str, device: str = "cuda", small: bool = 
     return err
 
 
-def seed_for(problem: Problem, device: str = "cuda") -> dict[str, Any]:
-    """capture + rewrite + validate one problem: {"problem_id", "ok", "source" | "error", ...}."""
+def seed_for(problem: Problem, device: str = "cuda", lock: Any = None) -> dict[str, Any]:
+    """capture + rewrite + validate one problem: {"problem_id", "ok", "source" | "error", ...};
+    inside `lock.shared()` when a lock is given (the compile steps out of it, see capture)."""
     out: dict[str, Any] = {"problem_id": problem.id}
     try:
-        cap = capture(problem, device)
+        cap = capture(problem, device, lock)
         out["capture"] = {k: cap[k] for k in ("code", "arg_exprs", "outputs", "configs", "torch_version")}
         out["compile_s"] = cap["compile_s"]
         src = rewrite(problem, cap["code"], cap["arg_exprs"], cap["outputs"], cap["configs"])
@@ -392,11 +426,32 @@ def seed_on_gpu(problem: Problem, gpu: int, timeout_s: float = 600.0) -> dict[st
     return rows[-1]
 
 
+def _stepping_inductor(mode: str, lock: Any) -> Any:
+    """torch.compile's own Inductor backend for `mode` (the object `torch.compile(mode=...)`
+    builds), with each compiled graph wrapped by `_runs_inside(lock)`; None without a lock or
+    where this torch has no such class (then the compile holds the lock throughout)."""
+    import torch
+
+    base = getattr(torch, "_TorchCompileInductorWrapper", None)
+    if lock is None or base is None:
+        return None
+
+    class Stepping(base):  # type: ignore[misc, valid-type]
+        def __call__(self, model_, inputs_, **kwargs):
+            return _runs_inside(super().__call__(model_, inputs_, **kwargs), lock)
+
+    try:
+        return Stepping(mode, None, None)
+    except TypeError:
+        return None
+
+
 def baseline(problem: Problem, mode: str = "default", lock_path: str | None = None) -> dict[str, Any]:
     """The reference timed eager and under torch.compile (`mode`, static shapes, no CUDA graphs in
     the default mode) in this process, interleaved on the same inputs (ratio of medians), L2
-    flushed; with `lock_path` (an executor's GPU lock) the timed region holds the GPU alone and
-    the compile shares it."""
+    flushed; with `lock_path` (an executor's GPU lock) the timed region holds the GPU alone, the
+    model's setup and the compiled code's runs share it, and Dynamo's tracing and Inductor's
+    compile (CPU work) hold none of it."""
     import torch
 
     from workbench.execution.gpu_lock import GpuLock
@@ -412,10 +467,14 @@ def baseline(problem: Problem, mode: str = "default", lock_path: str | None = No
         for k in range(3):
             torch.manual_seed(9000 + k)
             sets.append([x.cuda() if isinstance(x, torch.Tensor) else x for x in lp.get_inputs()])
-        compiled = torch.compile(model, mode=mode)
+        backend = _stepping_inductor(mode, lock if lock_path else None)
+        compiled = torch.compile(model, backend=backend) if backend is not None else torch.compile(model, mode=mode)
         t0 = time.time()
         with torch.no_grad():
-            compiled(*sets[0])
+            if backend is not None:
+                _compiling_outside(compiled, lock, *sets[0])
+            else:
+                compiled(*sets[0])
         torch.cuda.synchronize()
         compile_s = time.time() - t0
         flush = L2Flusher(torch.device("cuda"))
@@ -447,6 +506,12 @@ def main(argv: list[str] | None = None) -> int:
     problems = [Problem.from_dict(json.loads(ln)) for ln in Path(args.problems_jsonl).read_text().splitlines()
                 if ln.strip()]
     lock = GpuLock(args.gpu_lock)
+    if args.gpu_lock:
+        # Triton's compiles of a validated seed's kernels (at their first launch) step out of the
+        # shared hold too, as an executor's workers' do.
+        from workbench.execution.worker import compile_outside_lock
+
+        compile_outside_lock(lock)
     with open(args.out_jsonl, "a") as f:
         for p in problems:
             if p.id in skip:
@@ -455,8 +520,10 @@ def main(argv: list[str] | None = None) -> int:
             import torch._dynamo
 
             torch._dynamo.reset()
+            t0 = time.time()
             with lock.shared():
-                row = seed_for(p)
+                row = seed_for(p, lock=lock if args.gpu_lock else None)
+            row["wall_s"] = round(time.time() - t0, 2)
             row.pop("capture", None)
             if args.baselines:
                 torch._dynamo.reset()
