@@ -242,3 +242,47 @@ def test_global_pooling_is_a_reduction_and_correct(tmp_path):
         with torch.no_grad():
             torch.testing.assert_close(new(*inputs), ref(*inputs), rtol=1e-4, atol=1e-5)
         assert len(launches) == 1, launches
+
+
+def _defined(src: str) -> set[str]:
+    import ast
+
+    return {n.name for n in ast.parse(src).body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
+def test_a_seed_carries_only_the_library_entries_it_can_reach(tmp_path):
+    """tlib.prune: the cell loop's seed keeps the LSTM, Linear, softmax, reduction and
+    elementwise paths and drops whole-sequence RNNs, convolutions, pooling, norms, scans and losses; the dispatch
+    keeps the branches of the ops and module types the seed passes (and is still correct,
+    above); the full library stays what render_all gives."""
+    from workbench.seeds import tlib
+
+    src = generic_source(_problem(tmp_path, CELL_LOOP))
+    full = tlib.render_all("interpreter")
+    have, every = _defined(src), _defined(full)
+    assert {"_t_cell", "_t_rnn_layer", "_t_linear", "_t_softmax", "_t_reduce", "_t_unary", "_t_binary", "_t_fn", "_t_mod"} <= have
+    assert not have & {"_t_rnn", "_t_conv", "_t_pool", "_t_norm", "_t_batchnorm", "_t_scan", "_t_rows", "_t_einsum"}
+    assert len(have & every) < len(every) and len(src) < len(full)
+    t_fn = src[src.index("def _t_fn("):src.index("\ndef ", src.index("def _t_fn(") + 1)]
+    assert 'if name in ("softmax", "log_softmax"):' in t_fn and 'if name in ("cumsum", "cumprod"):' not in t_fn
+    t_leaf = src[src.index("def _t_leaf("):]
+    assert 'if kind == "Linear":' in t_leaf and 'if kind == "GroupNorm":' not in t_leaf
+    # _t_fn's last resort, the losses, is kept with none of its branches: only its refusal.
+    loss = src[src.index("def _loss("):src.index("\ndef ", src.index("def _loss(") + 1)]
+    assert "mse_loss" not in loss and "raise _Unsupported" in loss
+
+
+def test_pruning_keeps_what_it_cannot_read():
+    """A dispatcher called with a name the rule cannot know (not a string constant) keeps every
+    branch; a test it cannot evaluate keeps its branch; what is left compiles."""
+    from workbench.seeds import tlib
+
+    full = tlib.render_all("interpreter")
+    some = tlib.prune(full, "y = _t_fn(op, x)\n")
+    assert 'if name in ("cumsum", "cumprod"):' in some and "def _t_scan(" in some
+    one = tlib.prune(full, "y = _t_fn('cumsum', x, dim=1)\n")
+    assert "def _t_scan(" in one and "def _t_conv(" not in one
+    # _t_fn's first branch (in-place arguments) reads kw and args as well: kept.
+    assert 'if kw.get("inplace") is True' in one
+    # Nothing used, nothing kept but the library's own top-level statements (none define).
+    assert "def " not in tlib.prune(full, "")
