@@ -179,9 +179,10 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
                stop: threading.Event | None = None, carried: dict | None = None,
                live: dict | None = None, judge: JudgeTimes | None = None) -> dict[str, Any] | None:
     """Seed and search one problem; its row (see the module doc), or None when `stop` was set
-    before the search ended (its store, registered in `live` under the problem's id as
-    {"store": path, "search_id", "search_s", "calls"}, is then what a later call resumes).
-    `carried`: such an entry from an earlier call (its "store" a file to continue from)."""
+    before the search ended: its store, registered in `live` under the problem's id as
+    {"store": path, "search_id", "t0", "before_s", "calls"}, is then what save_inflight keeps
+    for a later call. `carried`: an entry of load_inflight's (its "store" a file to continue
+    from, "search_s" and "calls" so far)."""
     from workbench.search import MutationGenerator, SearchRun, ZooGenerator, make_method
     from workbench.search.selection import make_selector
     from workbench.seeds import seed_kind
@@ -269,9 +270,8 @@ def save_inflight(live: dict[str, dict], dest: Path, max_bytes: int = INFLIGHT_M
             src.close(), dst.close()
         manifest[pid] = {"store": name, "search_id": info["search_id"], "calls": info["calls"],
                          "search_s": round(info["before_s"] + now - info["t0"], 1)}
-    saved: list[str] = []
     while True:
-        (work / INFLIGHT_MANIFEST).write_text(json.dumps({p: manifest[p] for p in manifest}, indent=1))
+        (work / INFLIGHT_MANIFEST).write_text(json.dumps(manifest, indent=1))
         tmp = dest.with_name(dest.name + ".part")
         with tarfile.open(tmp, "w:xz", preset=3) as tar:
             tar.add(work / INFLIGHT_MANIFEST, arcname=INFLIGHT_MANIFEST)
@@ -279,13 +279,12 @@ def save_inflight(live: dict[str, dict], dest: Path, max_bytes: int = INFLIGHT_M
                 tar.add(work / m["store"], arcname=m["store"])
         if tmp.stat().st_size <= max_bytes or not manifest:
             os.replace(tmp, dest)
-            saved = sorted(manifest)
             break
         biggest = max(manifest, key=lambda p: (work / manifest[p]["store"]).stat().st_size)
         log(f"{biggest}: its store would take the in-flight archive past {max_bytes // 2**20} MiB; not carried")
         del manifest[biggest]
     shutil.rmtree(work, ignore_errors=True)
-    return saved
+    return sorted(manifest)
 
 
 def load_inflight(paths: list[Path], here: str, dest: Path) -> dict[str, dict]:
