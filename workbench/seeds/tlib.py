@@ -114,10 +114,6 @@ def _may_hold(test: ast.AST, var: str, names: set[str], tables: dict[str, set[st
     return True
 
 
-def _names_used(node: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
-
-
 def _walk_except(node: ast.AST, skip: set[int]):
     """ast.walk without the subtrees whose id() is in `skip`."""
     todo = [node]
@@ -127,6 +123,11 @@ def _walk_except(node: ast.AST, skip: set[int]):
             continue
         yield n
         todo.extend(ast.iter_child_nodes(n))
+
+
+def _names_used(node: ast.AST, skip: set[int] = frozenset()) -> set[str]:
+    """The names `node` reads or writes, outside the subtrees in `skip`."""
+    return {n.id for n in _walk_except(node, skip) if isinstance(n, ast.Name)}
 
 
 #: Methods that change a dict, list or set in place.
@@ -238,7 +239,7 @@ def prune(library: str, uses: str, kinds: Iterable[str] = ()) -> str:
             reach |= _names_used(node)
     todo = [n for n in reach if n in defs]
     while todo:
-        for n in {x.id for x in _walk_except(defs[todo.pop()], skip) if isinstance(x, ast.Name)} - reach:
+        for n in _names_used(defs[todo.pop()], skip) - reach:
             reach.add(n)
             if n in defs:
                 todo.append(n)
