@@ -37,7 +37,8 @@ A summary of rows from more than one commit is refused.
 
 A row: problem_id, level, gpu, budget, seed_kind (the kind of the best correct seed: the one
 the search starts from), seeds ({kind: correct?}), correct (a correct candidate was found),
-correct_seed, best_over_eager (the best measured speedup over the eager reference), compile
+correct_seed, seed_errors (for each seed not correct: the judge's status and reason),
+best_over_eager (the best measured speedup over the eager reference), compile
 (the baseline), best_over_compile (best_over_eager / torch.compile's speedup over eager),
 measurements (GPU measurements used), finish_reason, search_s (over every call), calls (the
 calls the search ran in), judge_s (where the judge's time went: see JudgeTimes).
@@ -222,6 +223,10 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
                correct_seed=best_seed is not None, correct=ok_any, best_over_eager=s["best_speedup"],
                measurements=s["gpu_measurements"], finish_reason=s["finish_reason"], finished=bool(s["finished"]),
                inductor_seed=bool(source), search_s=round(before_s + time.time() - t0, 1), calls=calls)
+    failed = [(i, cid) for i, (cid, ok) in enumerate(seed_ok.items()) if not ok]
+    if failed:  # why each seed that was not correct failed: the judge's status and reason
+        row["seed_errors"] = {seed_kind(seeds[cid].origin) + f"#{i}": _why(run.measurements.get(cid))
+                              for i, cid in failed}
     if not source and inductor:
         row["inductor_error"] = (inductor.get("error") or "")[:300]
     if judge is not None:
@@ -231,6 +236,13 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
     if s["best_speedup"] and base.get("compile_speedup"):
         row["best_over_compile"] = s["best_speedup"] / base["compile_speedup"]
     return row
+
+
+def _why(m) -> str:
+    """A failed measurement's status and the start of its reason ("not measured" for none)."""
+    if m is None:
+        return "not measured"
+    return f"{m.status.value}: {(m.reason or '').strip()[:300]}"
 
 
 def _run_logged(run, pid: str, budget: int, t0: float, every: int = 8, quiet_s: float = 60.0,

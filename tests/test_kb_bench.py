@@ -307,3 +307,53 @@ def test_in_flight_archives_stay_under_the_size_that_comes_back(tmp_path):
     assert dest.stat().st_size <= 200 * 1024
     got = kb_bench.load_inflight([dest.parent / kb_bench.ROWS], "a" * 40, tmp_path / "u")
     assert set(got) == {"L1/p0"} and Path(got["L1/p0"]["store"]).is_file()
+
+
+WRONG_SEED = '''import torch
+import torch.nn as nn
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _scale_relu(x_ptr, out_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    m = offs < n
+    x = tl.load(x_ptr + offs, mask=m)
+    tl.store(out_ptr + offs, tl.maximum(x, 0.0) * 3.0, mask=m)
+
+
+class ModelNew(nn.Module):
+    def forward(self, x):
+        x = x.contiguous()
+        out = torch.empty_like(x)
+        n = x.numel()
+        _scale_relu[(triton.cdiv(n, 1024),)](x, out, n, BLOCK=1024)
+        return out
+'''
+
+
+def test_a_row_says_why_each_seed_that_was_not_correct_failed(tmp_path):
+    """A seed the judge finds incorrect (here an Inductor capture scaled by 3 where the
+    reference scales by 2) is in the row's seed_errors with the judge's status and reason;
+    the correct seeds are not."""
+    import argparse
+
+    from workbench.execution.executors import ChunkedExecutor
+    from workbench.execution.hardware import cpu_hardware
+    from workbench.problems import load_dir
+
+    problems, errors = load_dir(_folder(tmp_path))
+    assert not errors
+    problem = next(p for p in problems if p.id == "L1/1_ReLU_Scale")
+    args = argparse.Namespace(budget=3, method="measure_all", seed=0, max_seeds=3, forecaster="roofline")
+    ex = ChunkedExecutor(cpu_hardware(), device="cpu", workers=1, max_chunk=8, options={"time": True})
+    try:
+        fc = kb_bench.make_forecaster(args, ex.hardware.key)
+        row = kb_bench.search_row(problem, ex, fc, args, {"ok": True, "source": WRONG_SEED}, str(tmp_path))
+    finally:
+        ex.close()
+    assert row is not None and row["inductor_seed"], row
+    assert row["seeds"]["inductor#0"] is False and row["correct_seed"], row
+    assert set(row["seed_errors"]) == {k for k, ok in row["seeds"].items() if not ok}, row
+    assert row["seed_errors"]["inductor#0"].startswith("incorrect: "), row["seed_errors"]
