@@ -34,9 +34,9 @@ run: $(STAMP)
 	$(BIN)/python -m workbench.ui.serving --address $(HOST) --port $(PORT) $(if $(ALLOW_REMOTE),--allow-remote) -- $(PANEL_ARGS)
 
 # Two test processes (one per core of a small machine); a file's tests stay in one process, the
-# long files start first (tests/suite_order.py).
+# long files start first (tests/suite_order.py); the 100 longest tests are listed at the end.
 test: $(STAMP) browser
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=40
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=100
 
 # docs/results.md from benchmarks/results/*.json (tests/test_results_page.py checks it is current).
 results: $(STAMP)
