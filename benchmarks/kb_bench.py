@@ -218,15 +218,14 @@ def search_row(problem: Problem, executor, forecaster, args, inductor: dict | No
         best_seed = max((cid for cid, ok in seed_ok.items() if ok),
                         key=lambda cid: run.measurements[cid].speedup or 0.0, default=None)
         ok_any = any(m.ok for m in run.measurements.values())
-    row.update(seeds={seed_kind(seeds[cid].origin) + f"#{i}": ok for i, (cid, ok) in enumerate(seed_ok.items())},
+    label = {cid: seed_kind(seeds[cid].origin) + f"#{i}" for i, cid in enumerate(seed_ok)}
+    row.update(seeds={label[cid]: ok for cid, ok in seed_ok.items()},
                seed_kind=seed_kind(seeds[best_seed].origin) if best_seed else None,
                correct_seed=best_seed is not None, correct=ok_any, best_over_eager=s["best_speedup"],
                measurements=s["gpu_measurements"], finish_reason=s["finish_reason"], finished=bool(s["finished"]),
                inductor_seed=bool(source), search_s=round(before_s + time.time() - t0, 1), calls=calls)
-    failed = [(i, cid) for i, (cid, ok) in enumerate(seed_ok.items()) if not ok]
-    if failed:  # why each seed that was not correct failed: the judge's status and reason
-        row["seed_errors"] = {seed_kind(seeds[cid].origin) + f"#{i}": _why(run.measurements.get(cid))
-                              for i, cid in failed}
+    if not all(seed_ok.values()):  # why each seed that was not correct failed: the judge's status and reason
+        row["seed_errors"] = {label[cid]: _why(run.measurements.get(cid)) for cid, ok in seed_ok.items() if not ok}
     if not source and inductor:
         row["inductor_error"] = (inductor.get("error") or "")[:300]
     if judge is not None:
