@@ -154,3 +154,61 @@ def test_unsupported_arguments_raise_instead_of_running_pytorch(m):
     with pytest.raises(m._Unsupported):
         m._t_mod(torch.nn.MultiheadAttention(8, 2), torch.randn(2, 3, 8))
     assert m._t_op("mul", 3, 4) == 12 and m._t_op("gt", 2, 1) is True  # sizes and flags stay Python
+
+
+class _Counted:
+    """A kernel's launches counted (kernel[grid](...) passes through)."""
+
+    def __init__(self, kernel):
+        self.kernel, self.n = kernel, 0
+
+    def __getitem__(self, grid):
+        self.n += 1
+        return self.kernel[grid]
+
+
+@pytest.mark.parametrize("profile", ["interpreter", "gpu"])
+def test_products_with_a_side_of_one_or_a_long_k_take_their_own_kernels(profile, tmp_path, monkeypatch):
+    """A matrix-vector product (N or M of 1, with and without bias, batched) runs the streaming
+    kernel, not a tl.dot tile that is mostly empty; few output tiles over a long K split K over
+    programs and sum the slices; a product of many tiles takes the plain kernel. Each matches
+    PyTorch, with the launch sizes of both renders (the GPU's literals run in the interpreter)."""
+    name = f"wb_tlib_{profile}_products"
+    path = tmp_path / f"{name}.py"
+    path.write_text("import torch\nimport triton\nimport triton.language as tl\n" + tlib.render_all(profile))
+    spec = importlib.util.spec_from_file_location(name, path)
+    m = importlib.util.module_from_spec(spec)
+    monkeypatch.setitem(sys.modules, name, m)
+    spec.loader.exec_module(m)
+    kernels = {k: _Counted(getattr(m, k)) for k in ("_tl_mv", "_tl_mm_split", "_tl_split_sum", "_tl_mm")}
+    for k, wrapped in kernels.items():
+        monkeypatch.setattr(m, k, wrapped)
+
+    def launches(fn, want, tol=1e-4):
+        before = {k: c.n for k, c in kernels.items()}
+        got = fn()
+        cmp(got, want, tol * (1 + float(want.abs().max())))
+        return {k: c.n - before[k] for k, c in kernels.items() if c.n != before[k]}
+
+    torch.manual_seed(0)
+    a, v = torch.randn(37, 3000), torch.randn(3000, 1)
+    assert launches(lambda: m._t_matmul(a, v), a @ v) == {"_tl_mv": 1}
+    assert launches(lambda: m._t_matmul(v.t(), a.t()), v.t() @ a.t()) == {"_tl_mv": 1}
+    assert launches(lambda: m._t_matmul(a, v[:, 0]), a @ v[:, 0]) == {"_tl_mv": 1}
+    x, w, b = torch.randn(1, 3000), torch.randn(29, 3000), torch.randn(29)
+    assert launches(lambda: m._t_linear(x, w, b), F.linear(x, w, b)) == {"_tl_mv": 1}
+    xs, w1, b1 = torch.randn(5, 3000), torch.randn(1, 3000), torch.randn(1)
+    assert launches(lambda: m._t_linear(xs, w1, b1), F.linear(xs, w1, b1)) == {"_tl_mv": 1}
+    bm, bv = torch.randn(2, 37, 3000), torch.randn(2, 3000, 1)
+    assert launches(lambda: m._t_matmul(bm, bv), bm @ bv) == {"_tl_mv": 1}
+    long_k = 16384 + 700   # past _SPLIT_MIN_STEPS blocks of K in both renders
+    a, bb, bl = torch.randn(20, long_k), torch.randn(long_k, 24), torch.randn(24)
+    split = {"_tl_mm_split": 1, "_tl_split_sum": 1}
+    assert launches(lambda: m._t_matmul(a, bb), a @ bb) == split
+    assert launches(lambda: m._t_linear(a, bb.t(), bl), F.linear(a, bb.t(), bl)) == split
+    a3, b3 = torch.randn(3, 20, long_k), torch.randn(3, long_k, 24)
+    assert launches(lambda: m._t_matmul(a3, b3), a3 @ b3) == split
+    ah, bh = a.half(), bb.half()
+    assert launches(lambda: m._t_matmul(ah, bh), (ah.float() @ bh.float()).half(), 1e-2) == split
+    wide, tall = torch.randn(64 * 9, 40), torch.randn(40, 64 * 8)   # a short K: no split
+    assert launches(lambda: m._t_matmul(wide, tall), wide @ tall) == {"_tl_mm": 1}

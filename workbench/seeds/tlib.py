@@ -42,7 +42,8 @@ _NP2 = "triton.next_power_of_2"
 TILES = {
     "gpu": {"EW": "1024", "BM": "64", "BN": "64", "BK": "32", "ROWS": "4", "RBLOCK": "1024", "CR": "64",
             "CI": "16", "NROWS": "1", "NBLOCK": "1024", "CONV_BM": "64", "CONV_BN": "64", "CONV_BK": "32",
-            "POOL": "256", "RNN_B": "16", "RNN_H": "64", "RNN_K": "32", "SUMB": "1024"},
+            "POOL": "256", "RNN_B": "16", "RNN_H": "64", "RNN_K": "32", "SUMB": "1024", "MV_R": "4",
+            "MV_K": "1024"},
     "interpreter": {
         "EW": "262144", "BM": f"min(256, max(16, {_NP2}(M)))", "BN": f"min(256, max(16, {_NP2}(N)))",
         "BK": f"min(256, max(16, {_NP2}(K)))", "RBLOCK": f"min(16384, {_NP2}(R))",
@@ -51,7 +52,8 @@ TILES = {
         "NROWS": f"max(1, min(1024, 262144 // min(16384, {_NP2}(n_cols))))",
         "CONV_BM": f"min(4096, max(16, {_NP2}(M)))", "CONV_BN": f"min(128, max(16, {_NP2}(OCG)))",
         "CONV_BK": f"min(256, max(16, {_NP2}(KTOT)))", "POOL": "262144", "RNN_B": "128", "RNN_H": "256",
-        "RNN_K": f"min(256, max(16, {_NP2}(H)))", "SUMB": "262144"},
+        "RNN_K": f"min(256, max(16, {_NP2}(H)))", "SUMB": "262144",
+        "MV_R": f"min(256, {_NP2}(R))", "MV_K": f"min(1024, {_NP2}(K))"},
 }
 
 UNARY = ("relu", "relu6", "leaky_relu", "elu", "celu", "selu", "gelu", "gelu_tanh", "silu", "mish", "sigmoid",

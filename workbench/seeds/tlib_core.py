@@ -674,8 +674,79 @@ def _tl_mm(a_ptr, b_ptr, bias_ptr, out_ptr, M, N, K, sab, sam, sak, sbb, sbk, sb
     tl.store(out_ptr + offs, acc.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def _tl_mv(m_ptr, v_ptr, bias_ptr, out_ptr, R, K, smb, smr, smk, svb, svk, BIAS: tl.constexpr,
+           BLOCK_R: tl.constexpr, BLOCK_K: tl.constexpr):
+    # out[b, r] = sum_k mat[b, r, k] * vec[b, k] (+ bias: 1 one value, 2 one per r): a product
+    # with one side of size 1, a streaming reduction instead of a mostly empty tl.dot tile.
+    bid = tl.program_id(1).to(tl.int64)
+    rr = tl.program_id(0) * BLOCK_R + tl.arange(0, BLOCK_R)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_R,), tl.float32)
+    for k0 in range(0, K, BLOCK_K):
+        ks = k0 + rk
+        mat = tl.load(m_ptr + bid * smb + rr[:, None].to(tl.int64) * smr + ks[None, :] * smk,
+                      mask=(rr[:, None] < R) & (ks[None, :] < K), other=0.0).to(tl.float32)
+        vec = tl.load(v_ptr + bid * svb + ks * svk, mask=ks < K, other=0.0).to(tl.float32)
+        acc += tl.sum(mat * vec[None, :], axis=1)
+    if BIAS == 1:
+        acc += tl.load(bias_ptr).to(tl.float32)
+    if BIAS == 2:
+        acc += tl.load(bias_ptr + rr, mask=rr < R, other=0.0).to(tl.float32)
+    tl.store(out_ptr + bid * R + rr, acc.to(out_ptr.dtype.element_ty), mask=rr < R)
+
+
+@triton.jit
+def _tl_mm_split(a_ptr, b_ptr, part_ptr, M, N, K, KS, sab, sam, sak, sbb, sbk, sbn, IEEE: tl.constexpr,
+                 BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr):
+    # One slice of K (KS long) of one output tile: fp32 partial sums, part[split, b, m, n].
+    bid = tl.program_id(2).to(tl.int64)
+    split = tl.program_id(1) // tl.cdiv(N, BLOCK_N)
+    rm = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
+    rn = (tl.program_id(1) % tl.cdiv(N, BLOCK_N)) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rk = tl.arange(0, BLOCK_K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), tl.float32)
+    for k0 in range(split * KS, tl.minimum(split * KS + KS, K), BLOCK_K):
+        ks = k0 + rk
+        kmask = (ks < K) & (ks < split * KS + KS)
+        a = tl.load(a_ptr + bid * sab + rm[:, None] * sam + ks[None, :] * sak,
+                    mask=(rm[:, None] < M) & kmask[None, :], other=0.0)
+        b = tl.load(b_ptr + bid * sbb + ks[:, None] * sbk + rn[None, :] * sbn,
+                    mask=kmask[:, None] & (rn[None, :] < N), other=0.0)
+        if IEEE:
+            acc = tl.dot(a, b, acc, input_precision="ieee")
+        else:
+            acc = tl.dot(a, b, acc)
+    nb = tl.num_programs(2).to(tl.int64)
+    offs = ((split.to(tl.int64) * nb + bid) * M + rm[:, None].to(tl.int64)) * N + rn[None, :]
+    tl.store(part_ptr + offs, acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+@triton.jit
+def _tl_split_sum(part_ptr, bias_ptr, out_ptr, n, N, SPLIT, HAS_BIAS: tl.constexpr, BLOCK: tl.constexpr):
+    offs = tl.program_id(0).to(tl.int64) * BLOCK + tl.arange(0, BLOCK)
+    mask = offs < n
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for s in range(0, SPLIT):
+        acc += tl.load(part_ptr + s * n + offs, mask=mask, other=0.0)
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + offs % N, mask=mask, other=0.0).to(tl.float32)
+    tl.store(out_ptr + offs, acc.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+#: A product with fewer output tiles than _SPLIT_TILES and a K loop of _SPLIT_MIN_STEPS blocks
+#: or more splits K over up to _SPLIT_MAX programs per tile (the GPU's SMs are otherwise idle
+#: while a few programs walk a long K), each slice _SPLIT_MIN_STEPS // 4 blocks or more.
+_SPLIT_TILES = 64
+_SPLIT_MIN_STEPS = 64
+_SPLIT_MAX = 32
+
+
 def _t_mm3(a3, b3, bias=None):
-    """(B, M, K) @ (B, K, N) (+ bias over N), a batch of 1 broadcast, as a new (B, M, N) tensor."""
+    """(B, M, K) @ (B, K, N) (+ bias over N), a batch of 1 broadcast, as a new (B, M, N) tensor.
+    N or M of 1: a matrix-vector kernel; few output tiles over a long K: K split over programs.
+    The split path's tiles are the plain kernel's (BM, BN, BK) and its other launch sizes are not
+    literals, so the mutation operators find no site that only a split product runs."""
     BT = max(a3.shape[0], b3.shape[0])
     M, K, N = a3.shape[1], a3.shape[2], b3.shape[2]
     out = torch.empty((BT, M, N), dtype=a3.dtype, device=a3.device)
@@ -683,12 +754,42 @@ def _t_mm3(a3, b3, bias=None):
         return out
     if K == 0:
         return out.zero_() + (bias if bias is not None else 0)
+    sab, sbb = (a3.stride(0) if a3.shape[0] > 1 else 0), (b3.stride(0) if b3.shape[0] > 1 else 0)
+    if N == 1 or M == 1:
+        # N == 1: rows of a times b's column; M == 1: columns of b (rows of b^T) times a's row.
+        mat, vec, R = (a3, b3, M) if N == 1 else (b3, a3, N)
+        smb, svb = (sab, sbb) if N == 1 else (sbb, sab)
+        smr, smk = (a3.stride(1), a3.stride(2)) if N == 1 else (b3.stride(2), b3.stride(1))
+        svk = b3.stride(1) if N == 1 else a3.stride(2)
+        mode = 0 if bias is None else (1 if N == 1 else 2)
+        grid = lambda meta: (triton.cdiv(R, meta["BLOCK_R"]), BT)
+        _tl_mv[grid](mat, vec, bias if bias is not None else mat, out, R, K, smb, smr, smk, svb, svk, BIAS=mode,
+                     BLOCK_R=$MV_R, BLOCK_K=$MV_K)
+        return out
+    BM = $BM
+    BN = $BN
+    BK = $BK
+    tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN) * BT
+    split = 1
+    if tiles < _SPLIT_TILES and K >= _SPLIT_MIN_STEPS * BK:
+        split = min(_SPLIT_MAX, max(1, (2 * _SPLIT_TILES) // tiles), K // (_SPLIT_MIN_STEPS // 4 * BK))
+    if split > 1:
+        ks = triton.cdiv(triton.cdiv(K, split), BK) * BK
+        split = triton.cdiv(K, ks)
+        part = torch.empty((split, BT, M, N), dtype=torch.float32, device=a3.device)
+        grid = (triton.cdiv(M, BM), triton.cdiv(N, BN) * split, BT)
+        _tl_mm_split[grid](a3, b3, part, M, N, K, ks, sab, a3.stride(1), a3.stride(2), sbb, b3.stride(1),
+                           b3.stride(2), IEEE=a3.dtype == torch.float32, BLOCK_M=BM, BLOCK_N=BN, BLOCK_K=BK)
+        n = BT * M * N
+        block = min(1024, triton.next_power_of_2(n))
+        _tl_split_sum[(triton.cdiv(n, block),)](part, bias if bias is not None else part, out, n, N, split,
+                                                HAS_BIAS=bias is not None, BLOCK=block)
+        return out
     grid = lambda meta: (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(N, meta["BLOCK_N"]), BT)
-    _tl_mm[grid](a3, b3, bias if bias is not None else a3, out, M, N, K,
-                 a3.stride(0) if a3.shape[0] > 1 else 0, a3.stride(1), a3.stride(2),
-                 b3.stride(0) if b3.shape[0] > 1 else 0, b3.stride(1), b3.stride(2),
-                 HAS_BIAS=bias is not None, IEEE=a3.dtype == torch.float32, BLOCK_M=$BM, BLOCK_N=$BN,
-                 BLOCK_K=$BK, num_warps=4)
+    _tl_mm[grid](a3, b3, bias if bias is not None else a3, out, M, N, K, sab, a3.stride(1), a3.stride(2),
+                 sbb, b3.stride(1), b3.stride(2),
+                 HAS_BIAS=bias is not None, IEEE=a3.dtype == torch.float32, BLOCK_M=BM, BLOCK_N=BN,
+                 BLOCK_K=BK, num_warps=4)
     return out
 
 
