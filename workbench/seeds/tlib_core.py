@@ -756,11 +756,10 @@ def _t_mm3(a3, b3, bias=None):
         return out.zero_() + (bias if bias is not None else 0)
     sab, sbb = (a3.stride(0) if a3.shape[0] > 1 else 0), (b3.stride(0) if b3.shape[0] > 1 else 0)
     if N == 1 or M == 1:
-        # N == 1: rows of a times b's column; M == 1: columns of b (rows of b^T) times a's row.
-        mat, vec, R = (a3, b3, M) if N == 1 else (b3, a3, N)
-        smb, svb = (sab, sbb) if N == 1 else (sbb, sab)
-        smr, smk = (a3.stride(1), a3.stride(2)) if N == 1 else (b3.stride(2), b3.stride(1))
-        svk = b3.stride(1) if N == 1 else a3.stride(2)
+        if N == 1:  # rows of a times b's column; a bias over N is one value
+            mat, vec, R, smb, smr, smk, svb, svk = a3, b3, M, sab, a3.stride(1), a3.stride(2), sbb, b3.stride(1)
+        else:       # columns of b (rows of b^T) times a's row; a bias over N is one per row
+            mat, vec, R, smb, smr, smk, svb, svk = b3, a3, N, sbb, b3.stride(2), b3.stride(1), sab, a3.stride(2)
         mode = 0 if bias is None else (1 if N == 1 else 2)
         grid = lambda meta: (triton.cdiv(R, meta["BLOCK_R"]), BT)
         _tl_mv[grid](mat, vec, bias if bias is not None else mat, out, R, K, smb, smr, smk, svb, svk, BIAS=mode,
@@ -772,7 +771,7 @@ def _t_mm3(a3, b3, bias=None):
     tiles = triton.cdiv(M, BM) * triton.cdiv(N, BN) * BT
     split = 1
     if tiles < _SPLIT_TILES and K >= _SPLIT_MIN_STEPS * BK:
-        split = min(_SPLIT_MAX, max(1, (2 * _SPLIT_TILES) // tiles), K // (_SPLIT_MIN_STEPS // 4 * BK))
+        split = min(_SPLIT_MAX, (2 * _SPLIT_TILES) // tiles, K // (_SPLIT_MIN_STEPS // 4 * BK))
     if split > 1:
         ks = triton.cdiv(triton.cdiv(K, split), BK) * BK
         split = triton.cdiv(K, ks)
