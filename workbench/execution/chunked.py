@@ -49,6 +49,7 @@ from pathlib import Path
 from typing import Sequence
 
 from workbench.execution import contain, gpu_lock, protocol, reference
+from workbench.execution import template as worker_template
 from workbench.execution import timer as judge_timer
 from workbench.execution.compile_cache import cache_env
 from workbench.execution.scrub import scrub
@@ -308,15 +309,22 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
     res_r, res_w = os.pipe()
     link_mine, link_theirs = socket.socketpair()
     link_id = secrets.token_hex(8)
-    argv = contain.supervisor_argv([sys.executable, "-m", "workbench.execution.chunked"], ruleset_fd,
-                                   FILE_SIZE_LIMIT, job.cpu_mem_bytes, job.options.worker_cpus, channel_fd=res_w,
-                                   link_fd=link_theirs.fileno(), identity=identity)
+    spec = contain.supervisor_spec(ruleset_fd, FILE_SIZE_LIMIT, job.cpu_mem_bytes, job.options.worker_cpus,
+                                   channel_fd=res_w, link_fd=link_theirs.fileno(), identity=identity)
     try:
         with open(log_path, "wb") as log:
-            proc = subprocess.Popen(argv, stdin=job_r, stdout=log, stderr=subprocess.STDOUT, cwd=str(work),
-                                    env=env, pass_fds=tuple(fd for fd in (res_w, ruleset_fd, link_theirs.fileno())
-                                                            if fd >= 0),
-                                    start_new_session=True, preexec_fn=contain.supervisor_preexec())
+            proc = None
+            if worker_template.enabled(device):
+                proc = worker_template.spawn_worker(env, str(work), spec, {
+                    "stdin": job_r, "stdout": log.fileno(), "ruleset": ruleset_fd, "channel": res_w,
+                    "link": link_theirs.fileno()})
+            if proc is None:
+                argv = [sys.executable, "-m", "workbench.execution.contain", spec,
+                        sys.executable, "-m", "workbench.execution.chunked"]
+                proc = subprocess.Popen(argv, stdin=job_r, stdout=log, stderr=subprocess.STDOUT, cwd=str(work),
+                                        env=env, pass_fds=tuple(fd for fd in (res_w, ruleset_fd, link_theirs.fileno())
+                                                                if fd >= 0),
+                                        start_new_session=True, preexec_fn=contain.supervisor_preexec())
     finally:
         for fd in (job_r, res_w, ruleset_fd):
             if fd >= 0:

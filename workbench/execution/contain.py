@@ -382,6 +382,10 @@ def describe() -> dict[str, str]:
         "signals": "landlock scope: no signal outside the worker's domain" if abi >= 6
         else "not contained (Landlock ABI < 6): a candidate can signal processes of the same user",
         "processes": "supervisor subreaper: descendants are killed with the worker",
+        "start": "CPU: forked from a template that has imported torch and triton (template.py); GPU: exec'd"
+        + (" (WB_WORKER_TEMPLATE=1: forked)" if os.environ.get("WB_WORKER_TEMPLATE") == "1" else "")
+        if sys.platform.startswith("linux") and os.environ.get("WB_WORKER_TEMPLATE") != "0"
+        else "exec'd (a fresh interpreter per worker)",
         "user": (f"workers run as uid {ident[0]} (nobody)" if ident else
                  f"workers run as the executor's user ({_identity_why or 'not root'})"
                  + ("; as root without any capability" if sys.platform.startswith("linux") and os.geteuid() == 0
@@ -453,24 +457,19 @@ def kill_descendants(pid: int | None = None, rounds: int = 50) -> int:
 LINK_FD = 5
 
 
-def supervise(argv: list[str]) -> int:
-    """Run the worker command as a child of this subreaper and exit with its status: its exit
-    code, or 128 + the signal that killed it. argv: "RULESET:FSIZE:MEM:CPUS:CHANNEL:LINK:UID:GID"
-    then the worker's command line. The channel descriptor becomes the worker's CHANNEL_FD and
-    the link its LINK_FD; standard input (its jobs) and output pass through; UID:GID (empty:
-    this process's user) is the user the worker runs as."""
-    import subprocess
+def place_fds(spec: str) -> tuple[tuple[int, ...], int, int, int | None, list[int] | None, tuple[int, int] | None]:
+    """Move the descriptors named in a supervisor spec ("RULESET:FSIZE:MEM:CPUS:CHANNEL:LINK:UID:GID",
+    see supervisor_spec) to the worker's fixed numbers (CHANNEL_FD, RULESET_FD, LINK_FD).
+    Returns (those numbers, the ruleset's number or -1, file size limit, memory limit or None,
+    CPUs or None, (uid, gid) or None)."""
+    import fcntl
 
     from workbench.execution.protocol import CHANNEL_FD
 
-    become_subreaper()
-    spec, argv = argv[0], argv[1:]
     ruleset, fsize, mem, cpus, channel, link, uid, gid = spec.split(":")
     wanted = {int(channel): CHANNEL_FD, int(ruleset): RULESET_FD, int(link): LINK_FD}
     wanted.pop(-1, None)
     # Move all out of the way, then to their fixed numbers.
-    import fcntl
-
     moved = {fd: fcntl.fcntl(fd, fcntl.F_DUPFD, 10) for fd in wanted}
     for fd in moved:
         os.close(fd)
@@ -478,11 +477,22 @@ def supervise(argv: list[str]) -> int:
         os.dup2(moved[fd], target)
         os.close(moved[fd])
     targets = tuple(wanted.values())
-    ruleset_fd = RULESET_FD if RULESET_FD in targets else -1
-    identity = (int(uid), int(gid)) if uid else None
-    proc = subprocess.Popen(argv, pass_fds=targets,
-                            preexec_fn=preexec(ruleset_fd, int(fsize), int(mem) or None,
-                                               [int(c) for c in cpus.split(",") if c] or None, identity))
+    return (targets, RULESET_FD if RULESET_FD in targets else -1, int(fsize), int(mem) or None,
+            [int(c) for c in cpus.split(",") if c] or None, (int(uid), int(gid)) if uid else None)
+
+
+def supervise(argv: list[str]) -> int:
+    """Run the worker command as a child of this subreaper and exit with its status: its exit
+    code, or 128 + the signal that killed it. argv: the spec (see place_fds) then the worker's
+    command line. The channel descriptor becomes the worker's CHANNEL_FD and the link its
+    LINK_FD; standard input (its jobs) and output pass through; UID:GID (empty: this process's
+    user) is the user the worker runs as."""
+    import subprocess
+
+    become_subreaper()
+    targets, ruleset_fd, fsize, mem, cpus, identity = place_fds(argv[0])
+    proc = subprocess.Popen(argv[1:], pass_fds=targets,
+                            preexec_fn=preexec(ruleset_fd, fsize, mem, cpus, identity))
     for fd in targets:
         os.close(fd)
     for s in (signal.SIGTERM, signal.SIGINT):
@@ -492,13 +502,20 @@ def supervise(argv: list[str]) -> int:
     return rc if rc >= 0 else 128 - rc
 
 
+def supervisor_spec(ruleset_fd: int, file_size_bytes: int, cpu_mem_bytes: int | None, cpus: Sequence[int] | None,
+                    channel_fd: int = -1, link_fd: int = -1, identity: tuple[int, int] | None = None) -> str:
+    """The supervisor's first argument: the worker's descriptors (numbers in the starting
+    process), limits and user (see place_fds)."""
+    uid, gid = identity if identity else ("", "")
+    return (f"{ruleset_fd}:{file_size_bytes}:{cpu_mem_bytes or 0}:{','.join(map(str, cpus or []))}"
+            f":{channel_fd}:{link_fd}:{uid}:{gid}")
+
+
 def supervisor_argv(worker_argv: list[str], ruleset_fd: int, file_size_bytes: int,
                     cpu_mem_bytes: int | None, cpus: Sequence[int] | None, channel_fd: int = -1,
                     link_fd: int = -1, identity: tuple[int, int] | None = None) -> list[str]:
     """The command line that starts `worker_argv` under a supervisor."""
-    uid, gid = identity if identity else ("", "")
-    spec = (f"{ruleset_fd}:{file_size_bytes}:{cpu_mem_bytes or 0}:{','.join(map(str, cpus or []))}"
-            f":{channel_fd}:{link_fd}:{uid}:{gid}")
+    spec = supervisor_spec(ruleset_fd, file_size_bytes, cpu_mem_bytes, cpus, channel_fd, link_fd, identity)
     return [sys.executable, "-m", "workbench.execution.contain", spec, *worker_argv]
 
 
