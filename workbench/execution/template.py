@@ -43,10 +43,12 @@ from typing import Sequence
 from workbench.execution import contain
 
 ENV = "WB_WORKER_TEMPLATE"
-#: What a template imports before its first fork: everything a chunk worker imports on the CPU path.
+#: What a template imports before its first fork: what a chunk worker imports on the CPU path
+#: (the last three lazily: torch's shape checks, Triton's interpreter and the Gluon modules it patches).
 PRELOAD = ("torch", "triton", "triton.language", "workbench.execution.chunked", "workbench.execution.worker",
            "workbench.execution.gate", "workbench.execution.guards", "workbench.execution.tensorfile",
-           "workbench.problems")
+           "workbench.problems", "torch.fx.experimental.symbolic_shapes", "triton.runtime.interpreter",
+           "triton.experimental.gluon")
 #: Environment variables that differ per worker (read when used, not at import): set in the
 #: fork, not part of the template's environment.
 PER_WORKER = ("HOME", "TMPDIR", "TRITON_CACHE_DIR", "TORCH_EXTENSIONS_DIR")
