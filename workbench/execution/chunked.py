@@ -319,8 +319,7 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
                     "stdin": job_r, "stdout": log.fileno(), "ruleset": ruleset_fd, "channel": res_w,
                     "link": link_theirs.fileno()})
             if proc is None:
-                argv = [sys.executable, "-m", "workbench.execution.contain", spec,
-                        sys.executable, "-m", "workbench.execution.chunked"]
+                argv = contain.supervisor_command(spec, [sys.executable, "-m", "workbench.execution.chunked"])
                 proc = subprocess.Popen(argv, stdin=job_r, stdout=log, stderr=subprocess.STDOUT, cwd=str(work),
                                         env=env, pass_fds=tuple(fd for fd in (res_w, ruleset_fd, link_theirs.fileno())
                                                                 if fd >= 0),

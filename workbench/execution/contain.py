@@ -493,12 +493,28 @@ def supervise(argv: list[str]) -> int:
     targets, ruleset_fd, fsize, mem, cpus, identity = place_fds(argv[0])
     proc = subprocess.Popen(argv[1:], pass_fds=targets,
                             preexec_fn=preexec(ruleset_fd, fsize, mem, cpus, identity))
+    return wait_worker(proc.pid, targets)
+
+
+def wait_worker(pid: int, targets: Sequence[int]) -> int:
+    """The supervisor's part once its worker `pid` runs: close the worker's descriptors
+    (`targets`) here, kill the worker on SIGTERM or SIGINT, wait for it, kill every descendant
+    left, and return its status as supervise does (exit code, or 128 + the signal)."""
     for fd in targets:
         os.close(fd)
     for s in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(s, lambda *_: proc.kill())
-    rc = proc.wait()
+        signal.signal(s, lambda *_: os.kill(pid, signal.SIGKILL))
+    while True:
+        try:
+            _, status = os.waitpid(pid, 0)
+            break
+        except ChildProcessError:    # reaped elsewhere: as Popen.wait, a status of 0
+            status = 0
+            break
+        except InterruptedError:
+            continue
     kill_descendants()
+    rc = os.waitstatus_to_exitcode(status)
     return rc if rc >= 0 else 128 - rc
 
 
@@ -515,7 +531,12 @@ def supervisor_argv(worker_argv: list[str], ruleset_fd: int, file_size_bytes: in
                     cpu_mem_bytes: int | None, cpus: Sequence[int] | None, channel_fd: int = -1,
                     link_fd: int = -1, identity: tuple[int, int] | None = None) -> list[str]:
     """The command line that starts `worker_argv` under a supervisor."""
-    spec = supervisor_spec(ruleset_fd, file_size_bytes, cpu_mem_bytes, cpus, channel_fd, link_fd, identity)
+    return supervisor_command(supervisor_spec(ruleset_fd, file_size_bytes, cpu_mem_bytes, cpus, channel_fd, link_fd,
+                                              identity), worker_argv)
+
+
+def supervisor_command(spec: str, worker_argv: list[str]) -> list[str]:
+    """The command line of a supervisor with this spec (see supervisor_spec) over `worker_argv`."""
     return [sys.executable, "-m", "workbench.execution.contain", spec, *worker_argv]
 
 

@@ -3,8 +3,9 @@
 A chunk worker spends most of its start importing torch and Triton (seconds of CPU), often
 longer than measuring the candidates of its chunk on the CPU path. A template is a process
 started like a worker (allow-listed environment, its own session) that imports torch, Triton
-and the worker's modules once (template_serve.py), runs no candidate code, touches no GPU and holds nothing of the
-executor's but that environment; for each chunk it forks the supervisor, which forks the worker:
+and the worker's modules once (template_serve.py), runs no candidate code, touches no GPU and
+holds nothing of the executor's but that environment; for each chunk it forks the supervisor,
+which forks the worker:
 
     executor -> template (imports done; non-dumpable; one thread)
                   -> supervisor (own session, network namespace, subreaper, fds in place)
@@ -92,13 +93,6 @@ class ForkedProcess:
             raise subprocess.TimeoutExpired(f"supervisor {self.pid}", timeout)
         return self.returncode
 
-    def kill(self) -> None:
-        if self.returncode is None:
-            try:
-                os.kill(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-
 
 class Template:
     """One template process and the supervisors it forked."""
@@ -111,7 +105,8 @@ class Template:
         try:
             with open(self._log, "wb") as log:
                 self.proc = subprocess.Popen(
-                    [sys.executable, "-m", "workbench.execution.template_serve", str(theirs.fileno()), ",".join(preload)],
+                    [sys.executable, "-m", "workbench.execution.template_serve", str(theirs.fileno()),
+                     ",".join(preload)],
                     env=env, cwd=self._tmp, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
                     pass_fds=(theirs.fileno(),), start_new_session=True)
         finally:
@@ -235,8 +230,8 @@ class Template:
 
 
 class TemplatePool:
-    """A template per environment (the environment a worker is exec'd with, but its HOME and
-    TMPDIR), started on first use; a key whose template failed is not tried again."""
+    """A template per environment (the environment a worker is exec'd with, less PER_WORKER),
+    started on first use; a key whose template failed is not tried again."""
 
     def __init__(self, preload: Sequence[str] = PRELOAD):
         self.preload = tuple(preload)

@@ -51,22 +51,7 @@ def _supervise_forked(spec: str, cwd: str) -> int:
             traceback.print_exc()
         finally:
             os._exit(1)
-    for fd in targets:
-        os.close(fd)
-    for s in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(s, lambda *_: os.kill(pid, signal.SIGKILL))
-    while True:
-        try:
-            _, status = os.waitpid(pid, 0)
-            break
-        except ChildProcessError:
-            status = 0
-            break
-        except InterruptedError:
-            continue
-    contain.kill_descendants()
-    rc = os.waitstatus_to_exitcode(status)
-    return rc if rc >= 0 else 128 - rc
+    return contain.wait_worker(pid, targets)
 
 
 def _child(sock: socket.socket, req: dict, fds: list[int]) -> None:
