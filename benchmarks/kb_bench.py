@@ -3,7 +3,7 @@ torch.compile, on every GPU of the machine.
 
     PYTHONPATH=. python benchmarks/kb_bench.py tests/problems/kb_corpus --out $OUT
     PYTHONPATH=. python benchmarks/kb_bench.py tests/problems/kb_corpus --out $OUT --resume prev/kb-rows.jsonl
-    PYTHONPATH=. python benchmarks/kb_bench.py tests/problems/kb_corpus --summarize rows.jsonl
+    PYTHONPATH=. python benchmarks/kb_bench.py tests/problems/kb_corpus --summarize c1/kb-rows.jsonl c2/kb-rows.jsonl
     PYTHONPATH=. python benchmarks/kb_bench.py DIR --cpu --limit 3 --budget 3   # smoke, Triton interpreter
 
 The parent loads DIR as `workbench problems import` does (counts derived), leaves out problems
@@ -638,7 +638,7 @@ def run_parent(args) -> int:
             log(f"shard {g}: {len(ps)} problems")
         for p in procs:
             p.wait()
-    rows = read_rows(rows_path, *(Path(s) for s in ([args.summarize] if args.summarize else [])))
+    rows = read_rows(rows_path, *(args.summarize or []))
     doc = summary(problems, rows, args)
     left = [p.id for p in problems if p.id not in rows]
     log(f"{time.time() - t_start:.0f} s; {len(rows)} rows; {len(left)} problems left" + (f" ({', '.join(left[:8])}...)" if left else ""))
@@ -673,7 +673,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folder", type=Path, nargs="?", default=CORPUS, help="KernelBench-layout folder (levelN/*.py)")
     ap.add_argument("--out", default=None, help="where rows, captures and the summary go (e.g. $OUT)")
     ap.add_argument("--resume", action="append", type=Path, help="rows of a previous call (repeatable)")
-    ap.add_argument("--summarize", default=None, help="only summarise these rows (no GPU)")
+    ap.add_argument("--summarize", nargs="+", type=Path, default=None, metavar="ROWS",
+                    help="only summarise these rows files (every call's kb-rows.jsonl; later files win; no GPU)")
     ap.add_argument("--budget", type=int, default=32, help="GPU measurements per problem, seeds included")
     ap.add_argument("--method", default="screen_topk", choices=("screen_topk", "measure_all"))
     ap.add_argument("--forecaster", default="roofline", choices=("roofline", "learned"))

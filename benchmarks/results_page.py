@@ -14,9 +14,11 @@ Contract:
   this script. Leaves (numbers, strings, booleans, null, short lists of those) go in key/value
   tables; sibling dicts with mostly the same keys become one table (one row per sibling,
   transposed when it would be wider than tall); nested dicts are flattened to dotted keys or given
-  a sub-heading. A dict of scalars holding `mean` and `sd` (a summary over seeds) is shown as one
-  cell, "mean ± sd (min to max)". Lists of dicts (recorded runs, calls) and long lists are
-  counted, not shown: the JSON holds them.
+  a sub-heading. In the run details, many similar siblings too wide for that (per-problem rows)
+  share one table of their own short leaves, a value common to every row said once above it and
+  the keys left to the JSON named below it. A dict of scalars holding `mean` and `sd` (a summary
+  over seeds) is shown as one cell, "mean ± sd (min to max)". Lists of dicts (recorded runs,
+  calls) and long lists are counted, not shown: the JSON holds them.
 - Floats show four significant digits (no exponent between 1e-4 and 1e6); nothing is rounded in
   the JSON itself.
 """
@@ -49,6 +51,9 @@ MAX_CELL_TEXT = 100
 MAX_MERGE = 12
 #: Sibling dicts flattened to more columns than this get one sub-heading each instead of a table.
 MAX_COLUMNS = 30
+#: At least this many similar sibling dicts too wide for one table (per-problem rows) get one table
+#: of their own leaves instead of a sub-heading each; see _Writer.leaf_table.
+MANY = 8
 #: Dicts nested deeper than this heading level are counted, not shown.
 MAX_LEVEL = 6
 #: Sibling dicts share a table when their `_shape`s overlap at least this much (Jaccard index).
@@ -183,6 +188,31 @@ class _Writer:
             self._grid("", list(rows), columns,
                        lambda row, col: rows[row].get(col, ...))
 
+    def leaf_table(self, rows: dict[str, dict[str, Any]]) -> None:
+        """Many similar rows too wide to flatten: a table of the rows' own leaves (not their nested
+        dicts, not text longer than MAX_CELL_TEXT, not a column that repeats the row's key), at
+        most MAX_COLUMNS columns; a column with one value in every row is said once above the
+        table, and the keys left out are named below it."""
+        columns: list[str] = []
+        for row in rows.values():
+            columns.extend(c for c in row if c not in columns)
+
+        def shown(col: str) -> bool:
+            values = [row[col] for row in rows.values() if col in row]
+            return (all(_is_leaf(v) and not (isinstance(v, str) and len(v) > MAX_CELL_TEXT) for v in values)
+                    and not all(row.get(col) == key for key, row in rows.items()))
+
+        leaf = [c for c in columns if shown(c)]
+        first = next(iter(rows.values()))
+        same = [c for c in leaf if all(c in row and row[c] == first[c] for row in rows.values())]
+        table = [c for c in leaf if c not in same][:MAX_COLUMNS]
+        if same:
+            self.add("In every row: " + ", ".join(f"{_code(c)} {_cell(first[c])}" for c in same) + ".", "")
+        self._grid("", list(rows), table, lambda row, col: rows[row].get(col, ...))
+        left = [c for c in columns if c not in table and c not in same]
+        if left:
+            self.add("Not in the table (in the JSON): " + ", ".join(_code(c) for c in left) + ".", "")
+
     def _grid(self, corner: str, row_keys: list[str], col_keys: list[str], get: Any) -> None:
         self.add("| " + " | ".join([corner] + [_code(c) for c in col_keys]) + " |",
                  "|" + "---|" * (len(col_keys) + 1))
@@ -205,9 +235,10 @@ def _jaccard(a: set[str], b: set[str]) -> float:
     return len(a & b) / len(a | b) if a | b else 1.0
 
 
-def render_dict(out: _Writer, path: str, value: dict[str, Any], level: int) -> None:
+def render_dict(out: _Writer, path: str, value: dict[str, Any], level: int, compact: bool = False) -> None:
     """Render one dict: leaves in a key/value table, similar sibling dicts as one table, the rest
-    under sub-headings named by their dotted path."""
+    under sub-headings named by their dotted path. With `compact` (run details, not metrics), at
+    least MANY similar siblings too wide for a table share one table of their leaves instead."""
     leaves: dict[str, Any] = {}
     groups: list[list[tuple[str, dict[str, Any]]]] = []
     for key, item in value.items():
@@ -226,10 +257,13 @@ def render_dict(out: _Writer, path: str, value: dict[str, Any], level: int) -> N
             groups.append([(key, item)])
     nested: list[tuple[str, dict[str, Any]]] = []
     tables: list[dict[str, dict[str, Any]]] = []
+    many: list[dict[str, dict[str, Any]]] = []
     for group in groups:
         width = len({k for _, item in group for k in flatten(item)})
         if len(group) >= 2 and width <= MAX_COLUMNS:
             tables.append({key: flatten(item) for key, item in group})
+        elif compact and len(group) >= MANY:
+            many.append(dict(group))
         elif len(group) == 1 and width <= MAX_MERGE:
             key, item = group[0]
             leaves.update(flatten(item, key + "."))
@@ -239,13 +273,15 @@ def render_dict(out: _Writer, path: str, value: dict[str, Any], level: int) -> N
         out.key_values(leaves)
     for rows in tables:
         out.table(rows)
+    for rows in many:
+        out.leaf_table(rows)
     for key, item in nested:
         name = f"{path}.{key}" if path else key
         if level > MAX_LEVEL:
             out.add(f"- {_code(name)}: {_cell(item)}", "")
             continue
         out.heading(level, _code(name))
-        render_dict(out, name, item, level + 1)
+        render_dict(out, name, item, level + 1, compact)
 
 
 def render_file(name: str, data: Any) -> list[str]:
@@ -281,7 +317,7 @@ def render_file(name: str, data: Any) -> list[str]:
     rest = {k: v for k, v in data.items() if k not in SPECIAL and k not in notes}
     if rest:
         out.heading(3, "run details")
-        render_dict(out, "", rest, 4)
+        render_dict(out, "", rest, 4, compact=True)
     return out.lines
 
 

@@ -107,6 +107,30 @@ def test_metrics_and_the_summary_needs_every_problem_on_one_gpu():
     assert kb_bench.summary(problems, other, Args) is None  # rows from two commits
 
 
+def test_summarize_reads_the_rows_of_several_calls(tmp_path):
+    """`--summarize` takes every call's rows file (as docs/problems.md writes it: c*/kb-rows.jsonl);
+    a folder other than the corpus gets its summary in --out only."""
+    folder, out = _folder(tmp_path), tmp_path / "out"
+    sha = "a" * 40
+    calls = []
+    for i, pid in enumerate(("L1/1_ReLU_Scale", "L1/2_Cumsum"), 1):
+        (tmp_path / f"c{i}").mkdir()
+        calls.append(tmp_path / f"c{i}" / kb_bench.ROWS)
+        calls[-1].write_text(json.dumps(_row(pid, 1, commit=sha, correct_seed=True, correct=True, finished=True,
+                                             best_over_eager=1.0 + i, best_over_compile=0.5 * i,
+                                             seed_kind="generic")) + "\n")
+    r = _bench(str(folder), "--summarize", *map(str, calls), "--out", str(out))
+    assert r.returncode == 0, r.stderr[-3000:]
+    doc = json.loads((out / "kb-corpus-h200.json").read_text())
+    assert set(doc["per_problem"]) == {"L1/1_ReLU_Scale", "L1/2_Cumsum"} and doc["commit"] == sha
+    assert doc["metrics"]["best_over_eager_median"] == 2.5 and doc["metrics"]["problems"] == 2
+    assert f"wrote {kb_bench.RESULTS}" not in r.stderr  # not the corpus: benchmarks/results/ untouched
+    # One call's rows alone do not make a summary.
+    r = _bench(str(folder), "--summarize", str(calls[0]), "--out", str(tmp_path / "out1"))
+    assert r.returncode == 0 and "no summary" in r.stderr
+    assert not (tmp_path / "out1" / "kb-corpus-h200.json").exists()
+
+
 def test_resume_carries_rows_and_captures_of_this_commit_only(tmp_path):
     here, old = "a" * 40, "b" * 40
     same, other, unnamed = tmp_path / "same", tmp_path / "other", tmp_path / "unnamed"

@@ -64,6 +64,19 @@ def test_wide_sibling_tables_are_transposed(tmp_path):
     assert "| `m3` | 0.3 | 0.3 |" in text
 
 
+def test_many_wide_rows_share_one_table_of_their_leaves(tmp_path):
+    results = tmp_path / "results"
+    rows = {f"L1/p{i}": {"problem_id": f"L1/p{i}", "gpu": "h200", "best": 1 + i / 10, "ok": i % 2 == 0,
+                         "why": "x" * 150, "judge": {f"k{j}": j for j in range(40)}} for i in range(9)}
+    _write(results, "many-h200.json", {"benchmark": "many", "metrics": {"n": 9}, "per_problem": rows})
+    text = page.render(results)
+    assert text.count("`per_problem.L1/p") == 0  # no sub-heading per row
+    assert "In every row: `gpu` h200." in text
+    assert "|  | `best` | `ok` |" in text and "| `L1/p3` | 1.3 | false |" in text
+    assert "Not in the table (in the JSON): `problem_id`, `why`, `judge`." in text
+    assert "x" * 150 not in text and "`k39`" not in text
+
+
 def test_missing_provenance_and_metrics_are_said_not_invented(tmp_path):
     results = tmp_path / "results"
     _write(results, "x-cpu.json", {"benchmark": "x", "runs": [{"a": 1}, {"a": 2}]})
