@@ -206,6 +206,9 @@ def test_the_device_script_runs_the_corpus_from_a_frozen_commit_and_resumes(tmp_
     assert got.returncode == 0, got.stderr
     assert (frozen / "tree" / ".commit").read_text().strip() == sha
     assert (frozen / "tree" / "benchmarks" / "kb_bench.py").is_file()
+    # What kb_bench does not read stays out (a device call carries 64 MiB in all).
+    assert not any((frozen / "tree" / d).exists() for d in ("docs", "notebooks", "kernels_cache/landscapes",
+                                                           "benchmarks/results", "benchmarks/device/runs"))
     env = {k: v for k, v in os.environ.items() if k not in ("WORKBENCH_COMMIT", "PYTHONPATH")}
     env.update(TRITON_INTERPRET="1", PYTHON=sys.executable, KB_ARGS="--cpu --limit 1 --budget 2 --no-inductor --workers 1")
     c1, c2 = tmp_path / "c1", tmp_path / "c2"
