@@ -8,7 +8,7 @@ import pytest
 from kb_corpus_run import corpus, run_corpus
 
 
-@pytest.mark.slow  # half the corpus: about 10 minutes on 2 cores (see kb_corpus_run.py)
+@pytest.mark.slow  # half the corpus: about 5 minutes on 2 cores (see kb_corpus_run.py)
 @pytest.mark.timeout(2700)
 def test_every_odd_corpus_file_gets_a_correct_seed_and_a_search_of_budget_3(tmp_path):
     run_corpus(tmp_path, corpus()[1::2])

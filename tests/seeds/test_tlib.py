@@ -139,6 +139,36 @@ def test_the_gpu_and_interpreter_renders_differ_only_in_launch_sizes():
     assert gpu.count("@triton.jit") == interp.count("@triton.jit")
 
 
+def test_interpreter_launches_over_a_small_tensor_take_a_tile_of_its_size(m, monkeypatch):
+    """In the interpreter every op runs over the whole tile, masked lanes included: an elementwise
+    op, a pooling or a full sum over a small tensor takes a block of at most its size rounded up to
+    a power of two (not the 262144-wide tile a large tensor takes)."""
+    blocks: dict[str, list[int]] = {}
+
+    class Spy:
+        def __init__(self, name, kernel):
+            self.name, self.kernel = name, kernel
+
+        def __getitem__(self, grid):
+            def launch(*args, **kw):
+                blocks.setdefault(self.name, []).append(kw["BLOCK"])
+                return self.kernel[grid](*args, **kw)
+            return launch
+
+    for name in ("_tl_unary_kernel", "_tl_nary_kernel", "_tl_pool", "_tl_partial"):
+        monkeypatch.setattr(m, name, Spy(name, getattr(m, name)))
+    x = torch.randn(2, 3, 6, 5)  # 180 elements
+    cmp(m._t_unary("relu", x), torch.relu(x))
+    cmp(m._t_nary("add", x, x[:, :1]), x + x[:, :1])
+    cmp(m._t_pool(x, 2, 2), F.max_pool2d(x, 2))
+    cmp(m._t_sum(x), x.sum(), 1e-3)
+    assert set(blocks) == {"_tl_unary_kernel", "_tl_nary_kernel", "_tl_pool", "_tl_partial"}, blocks
+    assert all(b <= 256 for bs in blocks.values() for b in bs), blocks
+    big = torch.randn(600_000)
+    cmp(m._t_unary("relu", big), torch.relu(big))
+    assert blocks["_tl_unary_kernel"][-1] == 262144  # a large tensor still takes the large tile
+
+
 def test_the_rewriters_lists_are_what_the_dispatcher_handles():
     for kind in generic.MODULES:
         assert f'"{kind}"' in tlib.DISPATCH, kind

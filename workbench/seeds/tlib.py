@@ -45,14 +45,16 @@ TILES = {
             "POOL": "256", "RNN_B": "16", "RNN_H": "64", "RNN_K": "32", "SUMB": "1024", "MV_R": "4",
             "MV_K": "1024"},
     "interpreter": {
-        "EW": "262144", "BM": f"min(256, max(16, {_NP2}(M)))", "BN": f"min(256, max(16, {_NP2}(N)))",
+        "EW": f"min(262144, max(16, {_NP2}(n)))", "BM": f"min(256, max(16, {_NP2}(M)))",
+        "BN": f"min(256, max(16, {_NP2}(N)))",
         "BK": f"min(256, max(16, {_NP2}(K)))", "RBLOCK": f"min(16384, {_NP2}(R))",
         "ROWS": f"max(1, min(1024, 262144 // min(16384, {_NP2}(R))))", "CR": f"min(1024, {_NP2}(R))",
         "CI": f"min(256, {_NP2}(inner))", "NBLOCK": f"min(16384, {_NP2}(n_cols))",
         "NROWS": f"max(1, min(1024, 262144 // min(16384, {_NP2}(n_cols))))",
         "CONV_BM": f"min(4096, max(16, {_NP2}(M)))", "CONV_BN": f"min(128, max(16, {_NP2}(OCG)))",
-        "CONV_BK": f"min(256, max(16, {_NP2}(KTOT)))", "POOL": "262144", "RNN_B": "128", "RNN_H": "256",
-        "RNN_K": f"min(256, max(16, {_NP2}(H)))", "SUMB": "262144",
+        "CONV_BK": f"min(256, max(16, {_NP2}(KTOT)))", "POOL": f"min(262144, max(16, {_NP2}(total)))",
+        "RNN_B": "128", "RNN_H": "256",
+        "RNN_K": f"min(256, max(16, {_NP2}(H)))", "SUMB": f"min(262144, max(16, {_NP2}(n)))",
         "MV_R": f"min(256, {_NP2}(R))", "MV_K": f"min(1024, {_NP2}(K))"},
 }
 
