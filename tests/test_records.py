@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from workbench.records import (Candidate, Forecast, Hardware, Measurement, ParseStatus, Status,
-                               candidate_id)
+                               candidate_id, normalise_source)
 
 
 def test_candidate_id_ignores_comments_and_spacing():
@@ -13,6 +13,41 @@ def test_candidate_id_ignores_comments_and_spacing():
     c = "import torch\nclass ModelNew:\n    x = 1\n"
     assert candidate_id(a) == candidate_id(b)
     assert candidate_id(a) != candidate_id(c)
+
+
+TRICKY = [
+    "import torch\n\n\nclass ModelNew(torch.nn.Module):\n    def forward(self, x):\n        if x:\n"
+    "            y = (x +\n                 1)\n        return  x  *  2\n",
+    "x = '''a\n   b  \n\n'''\ndef f(a,\n      b):\n  return a\ny = f(1,\n 2)",  # no final newline
+    "def f():\n    return {\n'k': [1,\n      2],\n    }\nclass A:\n    pass\n\n\nz = 'é' + \"x\"\n",
+    "def broken(:\n    pass\n",  # not Python: the same text either way
+    "x = (1,\n",  # an unclosed bracket: a line-wise strip
+    "if x:\n  y = 1\n   z = 2\n",  # an indentation error: a line-wise strip
+]
+
+
+def test_sources_without_comments_or_continuations_skip_the_tokenizer_with_the_same_text():
+    """normalise_source's short cut (no `#`, backslash, tab, form feed or carriage return) gives
+    the tokenizer's text, so a candidate's id does not depend on which path computed it."""
+    from workbench.dataset.shipped import DEFAULT_SHIPPED_DIR, load_shipped
+    from workbench.families import FAMILIES
+    from workbench.records import _RETOKENIZED, _normalise_tokenized
+
+    sources = list(TRICKY)
+    for fam in list(FAMILIES.values())[:12]:
+        sources += [fam.render(pt) for pt in fam.points()[:10]]
+    if (DEFAULT_SHIPPED_DIR / "kernels.parquet").exists():
+        _, candidates, _ = load_shipped(DEFAULT_SHIPPED_DIR)
+        sources += [c.source for c in candidates[:400]]
+        for c in candidates[:400]:  # the shipped ids are what either path computes
+            assert candidate_id(c.source) == c.id, c.id
+    plain = [s for s in sources if _RETOKENIZED.search(s) is None]
+    assert len(plain) >= 100 and all(s in plain for s in TRICKY)
+    for s in plain:
+        assert normalise_source(s) == _normalise_tokenized(s), s[:200]
+    # A comment or a backslash continuation goes through the tokenizer.
+    assert normalise_source("x = 1  # c\ny = 2 \\\n  + 3\n") == _normalise_tokenized("x = 1  # c\ny = 2 \\\n  + 3\n")
+    assert "# c" not in normalise_source("x = 1  # c\n")
 
 
 def test_candidate_round_trip_and_backend():

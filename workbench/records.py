@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import statistics
 import time
 import tokenize
@@ -126,12 +127,27 @@ class Problem(_Record):
 
 
 # --------------------------------------------------------------------------- candidates
+#: Characters after which the tokenizer's round trip can differ from the text itself: a comment,
+#: a backslash continuation (re-written as backslash-newline), a tab or form feed between tokens
+#: (re-written as spaces), a carriage return.
+_RETOKENIZED = re.compile(r"[#\\\t\f\r]")
+
+
 def normalise_source(source: str) -> str:
     """Source with comments, blank lines and trailing whitespace removed.
 
     Two candidates that differ only in comments or spacing get the same id. Falls back to
     a line-wise strip when the source does not tokenize (it will fail to compile anyway).
+    A source with none of the characters of `_RETOKENIZED` has no comment and tokenizes back to
+    itself, so it is only stripped (the same text, without the tokenizer's cost).
     """
+    if _RETOKENIZED.search(source) is None:
+        return _strip_lines(source)
+    return _normalise_tokenized(source)
+
+
+def _normalise_tokenized(source: str) -> str:
+    """normalise_source through the tokenizer: comment tokens dropped, the rest untokenized."""
     try:
         toks = [
             t for t in tokenize.generate_tokens(io.StringIO(source).readline)
@@ -140,6 +156,10 @@ def normalise_source(source: str) -> str:
         text = tokenize.untokenize(toks)
     except (tokenize.TokenError, IndentationError, SyntaxError):
         text = source
+    return _strip_lines(text)
+
+
+def _strip_lines(text: str) -> str:
     lines = [ln.rstrip() for ln in text.splitlines()]
     return "\n".join(ln for ln in lines if ln.strip())
 
