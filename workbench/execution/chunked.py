@@ -260,6 +260,15 @@ def _hand_over(identity, work: Path, build_dirs: list[str], lock_path: str | Non
         os.chmod(os.path.dirname(lock_path), 0o755)
 
 
+def _timed_out(session) -> bool:
+    """Whether a finished session's report is a timeout (a worker that did not answer the judge)."""
+    try:
+        report = session.result()
+    except Exception:  # noqa: BLE001 - the executor's end of the session failed: the usual path records it
+        return False
+    return isinstance(report, dict) and report.get("status") == Status.TIMEOUT.value
+
+
 def _session_request(job: MeasureJob, ref, ref_key: str, supervisor: int) -> dict:
     """What the timer needs for one candidate's session (timer.Timer.session)."""
     from workbench.execution import timing
@@ -495,6 +504,11 @@ def _one_worker(work: Path, job: MeasureJob, pending: list[Candidate], base_env:
             if current is not None and held is None and budget is not None:
                 if session is not None and session.done() and budget.phase == JUDGING:
                     budget.set_phase("")   # the session is over: reporting counts against the compile budget
+                    if _timed_out(session):
+                        # The worker did not answer the judge within the timing budget: it is
+                        # stuck in the candidate and will not report; the judge's verdict stands.
+                        ended_why = (Status.TIMEOUT, "the judge's session timed out; worker killed")
+                        break
                 why = budget.poll()
                 if why is None and time.monotonic() - started > job.max_wait_s:
                     why = f"no result within {job.max_wait_s:.0f} s (including waiting for the GPU)"
